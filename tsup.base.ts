@@ -1,0 +1,16 @@
+/**
+ * Shared tsup settings: every library package builds ESM + CJS with declarations from
+ * `src/index.ts`. `effect` and workspace packages stay external (peer / dependency).
+ */
+import { defineConfig, type Options } from "tsup"
+
+export const libraryConfig = (overrides: Options = {}) =>
+  defineConfig({
+    entry: ["src/index.ts"],
+    format: ["esm", "cjs"],
+    dts: true,
+    clean: true,
+    sourcemap: true,
+    target: "node20",
+    ...overrides
+  })
