@@ -1,1 +1,94 @@
-export {}
+/**
+ * @module @waybill/http-node
+ *
+ * Serves the Fetch-standard Waybill handler from `node:http` / `node:https` servers and Express.
+ * Hono, Next.js, Bun and Deno speak Fetch already and need none of this.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { Readable } from "node:stream"
+import type { ConnectionInfo } from "@waybill/http"
+
+/** The Fetch handler as `createHandler` returns it. */
+export type FetchHandler = (request: Request, info?: ConnectionInfo) => Promise<Response>
+
+export interface ListenerOptions {
+  /**
+   * Origin used to build the request URL when the server cannot know it (defaults to
+   * `https://` for TLS sockets, `http://` otherwise, plus the Host header). The handler decides
+   * HTTPS-only rules from this URL, so a plain-HTTP server must not claim `https` here unless a
+   * proxy in front of it terminates TLS.
+   */
+  readonly origin?: string
+}
+
+const METHODS_WITHOUT_BODY = new Set(["GET", "HEAD"])
+
+/** Converts a Node request into a Fetch `Request` without buffering the body. */
+export const toRequest = (req: IncomingMessage, options: ListenerOptions = {}): Request => {
+  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true
+  const host = req.headers.host ?? "localhost"
+  const origin = options.origin ?? `${encrypted ? "https" : "http"}://${host}`
+  const path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/"
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+    else headers.set(name, value)
+  }
+  const method = req.method ?? "GET"
+  const init: RequestInit & { duplex?: "half" } = { method, headers }
+  if (!METHODS_WITHOUT_BODY.has(method)) {
+    init.body = Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>
+    init.duplex = "half"
+  }
+  let url: URL
+  try {
+    url = new URL(path, origin)
+  } catch {
+    url = new URL("/", origin)
+  }
+  return new Request(url, init)
+}
+
+/** Writes a Fetch `Response` to a Node response, streaming the body and honouring back-pressure. */
+export const writeResponse = async (response: Response, res: ServerResponse, method = "GET"): Promise<void> => {
+  const headers: Record<string, string | Array<string>> = {}
+  response.headers.forEach((value, name) => {
+    headers[name] = value
+  })
+  const cookies = response.headers.getSetCookie()
+  if (cookies.length > 0) headers["set-cookie"] = cookies
+  res.writeHead(response.status, headers)
+  if (response.body === null || method === "HEAD") {
+    res.end()
+    return
+  }
+  const reader = response.body.getReader()
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve))
+    }
+  } finally {
+    res.end()
+  }
+}
+
+/**
+ * A `(req, res)` listener for `http.createServer` / `https.createServer`, also usable as an
+ * Express middleware (`app.use(toNodeListener(handler))`: it answers every request it is given,
+ * so mount it on the paths Waybill owns, e.g. `app.use("/api/v1", ...)`).
+ */
+export const toNodeListener = (handler: FetchHandler, options: ListenerOptions = {}) =>
+  (req: IncomingMessage, res: ServerResponse): void => {
+    const remoteAddress = req.socket.remoteAddress
+    handler(toRequest(req, options), remoteAddress === undefined ? {} : { remoteAddress })
+      .then((response) => writeResponse(response, res, req.method))
+      .catch(() => {
+        if (!res.headersSent) {
+          res.writeHead(500, { "content-type": "application/json; charset=utf-8" })
+          res.end(JSON.stringify({ data: null, error: { message: "Internal error.", exception: null } }))
+        } else res.destroy()
+      })
+  }

@@ -1,0 +1,50 @@
+/**
+ * Reading request bodies with a hard size limit. The declared Content-Length is checked first
+ * (cheap rejection), then the stream is counted as it arrives, so a lying or absent length
+ * cannot make the server buffer more than the limit.
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+
+export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
+export class BodyUnreadable extends Data.TaggedError("BodyUnreadable")<{ readonly cause: unknown }> {}
+
+export const readBody = (request: Request, limit: number): Effect.Effect<Uint8Array, BodyTooLarge | BodyUnreadable> =>
+  Effect.gen(function*() {
+    const declared = request.headers.get("content-length")
+    if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) return yield* new BodyTooLarge({ limit })
+    if (request.body === null) return new Uint8Array(0)
+    const reader = request.body.getReader()
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    const tooLarge = yield* Effect.tryPromise({
+      try: async () => {
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) return false
+          size += value.byteLength
+          if (size > limit) {
+            await reader.cancel().catch(() => undefined)
+            return true
+          }
+          chunks.push(value)
+        }
+      },
+      catch: (cause) => new BodyUnreadable({ cause })
+    })
+    if (tooLarge) return yield* new BodyTooLarge({ limit })
+    const out = new Uint8Array(size)
+    let offset = 0
+    for (const c of chunks) {
+      out.set(c, offset)
+      offset += c.byteLength
+    }
+    return out
+  })
+
+/** The media type without parameters, lowercased (`application/json`). */
+export const mediaType = (request: Request): string =>
+  (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase()
+
+/** Whether a media type is JSON (`application/json` or any `+json` suffix). */
+export const isJson = (type: string): boolean => type === "application/json" || type.endsWith("+json")
