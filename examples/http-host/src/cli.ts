@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+/**
+ * @module cli
+ *
+ * The operator CLI of the example host, run as `pnpm waybill <command>` from the repository
+ * root. Every command takes `--db FILE` (default `.waybill/waybill.db`) and `--json` for
+ * machine-readable output.
+ */
+import { mkdirSync } from "node:fs"
+import { dirname, resolve } from "node:path"
+import { parseArgs } from "node:util"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { Accounts } from "@waybill/core"
+import { openDatabase, serve, waybillLayer } from "./host.js"
+
+const USAGE = `Usage: pnpm waybill <command> [options]
+
+Commands:
+  serve [--port 8080] [--host 127.0.0.1] [--base-url URL]
+                                  serve /api/v1 on the SQLite file; a fresh database gets a demo account
+  account create --name NAME      create a customer with a live and a test key (keys are shown once)
+  account show CUSTOMER_NO        the account, its key slots (hints, statuses, generations) and links
+  key rotate  --customer NO --mode live|test   replace the key (prints the new key once)
+  key disable --customer NO --mode live|test   stop the key working (and everything issued under it)
+  key enable  --customer NO --mode live|test   let a disabled key work again (old tickets stay dead)
+
+Options for every command:
+  --db FILE      SQLite database (default .waybill/waybill.db, created if missing)
+  --json         machine-readable output
+  --secret-file  master secret file (default <db>.secret, created if missing, mode 0600)
+`
+
+class UsageError extends Error {}
+
+const base = process.env["INIT_CWD"] ?? process.cwd()
+
+const { values, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        db: { type: "string" },
+        json: { type: "boolean", default: false },
+        "secret-file": { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        "base-url": { type: "string" },
+        "operator-token": { type: "string" },
+        name: { type: "string" },
+        customer: { type: "string" },
+        mode: { type: "string" },
+        help: { type: "boolean", short: "h", default: false }
+      }
+    })
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+})()
+
+const json = values.json === true
+const dbFile = resolve(base, values.db ?? ".waybill/waybill.db")
+const secretFile = values["secret-file"] === undefined ? undefined : resolve(base, values["secret-file"])
+const hostOptions = { dbFile, ...(secretFile === undefined ? {} : { secretFile }) }
+
+const out = (human: string, machine: unknown) => {
+  process.stdout.write(json ? `${JSON.stringify(machine)}\n` : `${human}\n`)
+}
+
+const need = (value: string | undefined, flag: string): string => {
+  if (value === undefined || value.trim() === "") throw new UsageError(`${flag} is required`)
+  return value
+}
+
+const keyMode = (value: string | undefined): "live" | "test" => {
+  if (value !== "live" && value !== "test") throw new UsageError("--mode must be live or test")
+  return value
+}
+
+/** Runs a core program against the database, then closes it. */
+const withCore = async <A>(program: Effect.Effect<A, unknown, any>): Promise<A> => {
+  mkdirSync(dirname(dbFile), { recursive: true })
+  const database = await openDatabase(dbFile)
+  try {
+    return await Effect.runPromise(program.pipe(Effect.provide(waybillLayer(database.db, hostOptions))) as Effect.Effect<A, unknown, never>)
+  } finally {
+    await database.close()
+  }
+}
+
+const describeError = (e: unknown): string => {
+  const err = e as { _tag?: string; customerNo?: string; message?: string }
+  if (err._tag === "AccountNotFound") return `no account ${err.customerNo}`
+  return err.message ?? String(e)
+}
+
+const createAccount = (name: string) =>
+  Effect.map(Accounts.createAccount({ name }), (c) => ({
+    customer_no: c.account.customerNo,
+    live_key: Redacted.value(c.liveKey),
+    test_key: Redacted.value(c.testKey)
+  }))
+
+const curlExample = (url: string, key: string) =>
+  `curl -s ${url}/api/v1/order/json/ \\
+  -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+  -d '{"data":{"jsonstrn":"demo-1","shipments":[{"Contact":"Ada Lopez","Phone":"312-555-0100",
+       "PickupName":"Acme Parts","PickupAddress":"233 S Wacker Dr","PickupCity":"Chicago","PickupState":"IL","PickupZip":"60606",
+       "DeliverName":"Bolt Labs","DeliverAddress":"1060 W Addison St","DeliverCity":"Chicago","DeliverState":"IL","DeliverZip":"60613",
+       "Pieces":"2","Weight":"15 lbs","ServiceType":"2hour","VehicleType":"car","Pickupdate":"now","Deliverdate":"today"}]}}'`
+
+const commands: Record<string, () => Promise<void>> = {
+  async serve() {
+    mkdirSync(dirname(dbFile), { recursive: true })
+    const host = await serve({
+      ...hostOptions,
+      port: Number(values.port ?? 8080),
+      host: values.host ?? "127.0.0.1",
+      ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
+      ...(values["operator-token"] === undefined ? {} : { operatorToken: Redacted.make(values["operator-token"]) })
+    })
+    const count = await host.database.db.selectFrom("waybill_accounts").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()
+    let demo: { customer_no: string; live_key: string; test_key: string } | undefined
+    if (Number(count.n) === 0) demo = await withCore(createAccount("Demo customer"))
+    if (json) out("", { url: host.url, db: dbFile, demo_account: demo ?? null })
+    else {
+      process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${dbFile}\n`)
+      if (demo !== undefined) {
+        process.stdout.write(
+          `\nThis database was new, so a demo account was created. Its keys are shown once:\n` +
+            `  customer_no  ${demo.customer_no}\n  live key     ${demo.live_key}\n  test key     ${demo.test_key}\n\n` +
+            `Book a test shipment:\n\n${curlExample(host.url, demo.test_key)}\n\n`
+        )
+      } else {
+        process.stdout.write(`Create a customer and its keys with: pnpm waybill account create --name "Your customer"\n`)
+      }
+      process.stdout.write("Press Ctrl+C to stop.\n")
+    }
+    const stop = () => {
+      void host.close().then(() => process.exit(0))
+    }
+    process.once("SIGINT", stop)
+    process.once("SIGTERM", stop)
+  },
+  async account() {
+    const sub = positionals[1]
+    if (sub === "create") {
+      const created = await withCore(createAccount(need(values.name, "--name")))
+      out(`customer_no  ${created.customer_no}\nlive key     ${created.live_key}\ntest key     ${created.test_key}\n(keys are shown once; store them now)`, created)
+    } else if (sub === "show") {
+      const shown = await withCore(Accounts.showAccount(need(positionals[2], "CUSTOMER_NO")))
+      const machine = {
+        customer_no: shown.account.customerNo,
+        name: shown.account.name,
+        cancel_mode: shown.account.cancelMode,
+        created_at: new Date(shown.account.createdAt).toISOString(),
+        keys: shown.keys.map((k) => ({ mode: k.mode, status: k.status, generation: k.generation, hint: k.hint })),
+        linked_accounts: shown.linkedAccounts
+      }
+      out(
+        `customer_no  ${machine.customer_no}\nname         ${machine.name}\n` +
+          machine.keys.map((k) => `${k.mode} key     ${k.hint}…  ${k.status}  generation ${k.generation}`).join("\n"),
+        machine
+      )
+    } else throw new UsageError("account create --name NAME | account show CUSTOMER_NO")
+  },
+  async key() {
+    const sub = positionals[1]
+    const customer = need(values.customer, "--customer")
+    const mode = keyMode(values.mode)
+    if (sub === "rotate") {
+      const rotated = await withCore(Accounts.rotateKey(customer, mode))
+      const key = Redacted.value(rotated.key)
+      out(`${mode} key ${key}\n(shown once; the previous key no longer works)`, { customer_no: customer, mode, key, generation: rotated.record.generation })
+    } else if (sub === "disable" || sub === "enable") {
+      const record = await withCore(Accounts.setKeyStatus(customer, mode, sub === "disable" ? "disabled" : "active"))
+      out(`${mode} key of ${customer} is ${record.status}`, { customer_no: customer, mode, status: record.status, generation: record.generation })
+    } else throw new UsageError("key rotate|disable|enable --customer NO --mode live|test")
+  }
+}
+
+const main = async () => {
+  const command = positionals[0]
+  if (values.help === true || command === undefined || command === "help") {
+    process.stdout.write(USAGE)
+    return
+  }
+  const run = commands[command]
+  if (run === undefined) throw new UsageError(`unknown command ${command}`)
+  await run()
+}
+
+main().catch((e: unknown) => {
+  const message = e instanceof UsageError ? `${e.message}\n\n${USAGE}` : describeError(e)
+  if (json) process.stdout.write(`${JSON.stringify({ error: e instanceof UsageError ? e.message : describeError(e) })}\n`)
+  else process.stderr.write(`error: ${message}\n`)
+  process.exit(e instanceof UsageError ? 2 : 1)
+})

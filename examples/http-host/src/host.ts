@@ -1,0 +1,98 @@
+/**
+ * @module host
+ *
+ * Composes Waybill for the example host: SQLite through better-sqlite3 (WAL) and Kysely, the
+ * geo-us dataset, the WebCrypto CSPRNG, and a KeyRing derived from a secret file. Everything a
+ * team embedding Waybill would write in its own server, in one place.
+ */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import { Kysely, SqliteDialect } from "kysely"
+import { Entropy, WaybillConfig } from "@waybill/core"
+import { GeoUs } from "@waybill/geo-us"
+import { createHandler, type WaybillHandler } from "@waybill/http"
+import { toNodeListener } from "@waybill/http-node"
+import { migrate, StorageKysely } from "@waybill/storage-kysely"
+import { keyRingLayer, loadMasterSecret } from "./secrets.js"
+
+export interface HostOptions {
+  /** SQLite file (created if missing). */
+  readonly dbFile: string
+  /** Master secret file; defaults to `<dbFile>.secret`. */
+  readonly secretFile?: string
+}
+
+/** An open database with Waybill's tables migrated. */
+export interface OpenDatabase {
+  readonly db: Kysely<any>
+  readonly close: () => Promise<void>
+}
+
+/** Opens (and migrates) the SQLite file with the settings a server wants: WAL, a busy timeout, foreign keys. */
+export const openDatabase = async (file: string): Promise<OpenDatabase> => {
+  const sqlite = new Database(file)
+  sqlite.pragma("journal_mode = WAL")
+  sqlite.pragma("synchronous = NORMAL")
+  sqlite.pragma("busy_timeout = 5000")
+  sqlite.pragma("foreign_keys = ON")
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) })
+  await Effect.runPromise(migrate(db))
+  return { db, close: () => db.destroy() }
+}
+
+/** Every port the handler and the CLI need, over one database. */
+export const waybillLayer = (db: Kysely<any>, options: HostOptions) =>
+  Layer.mergeAll(
+    StorageKysely.layer(db),
+    GeoUs.layer,
+    Entropy.webCrypto,
+    WaybillConfig.layer(),
+    keyRingLayer(loadMasterSecret(options.secretFile ?? `${options.dbFile}.secret`))
+  )
+
+export interface ServeOptions extends HostOptions {
+  readonly port: number
+  readonly host: string
+  readonly baseUrl?: string
+  readonly operatorToken?: Redacted.Redacted<string>
+}
+
+export interface RunningHost {
+  readonly url: string
+  readonly server: Server
+  readonly handler: WaybillHandler
+  readonly database: OpenDatabase
+  readonly close: () => Promise<void>
+}
+
+/** Starts the HTTP server; resolves once it listens. */
+export const serve = async (options: ServeOptions): Promise<RunningHost> => {
+  const database = await openDatabase(options.dbFile)
+  const handler = createHandler(waybillLayer(database.db, options), {
+    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+    ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken })
+  })
+  const server = createServer({ keepAliveTimeout: 5000 }, toNodeListener(handler.handler))
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port, options.host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+  return {
+    url: `http://${host}:${address.port}`,
+    server,
+    handler,
+    database,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await handler.dispose()
+      await database.close()
+    }
+  }
+}

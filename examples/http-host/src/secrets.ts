@@ -1,0 +1,38 @@
+/**
+ * The host's master secret: 32 random bytes kept in a file beside the database (mode 0600),
+ * never in it, so a stolen database alone cannot be used to test guessed keys. Each KeyRing
+ * purpose gets its own secret derived with HKDF-SHA-256.
+ */
+import { hkdfSync, randomBytes } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { dirname } from "node:path"
+import * as Redacted from "effect/Redacted"
+import { KeyRing, type KeySecret, type SecretPurpose } from "@waybill/core"
+
+const PURPOSES: ReadonlyArray<SecretPurpose> = ["api-key", "ticket", "otp", "webhook"]
+
+/** Reads the master secret, creating it on first use. */
+export const loadMasterSecret = (file: string): Uint8Array => {
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600 })
+  }
+  const hex = readFileSync(file, "utf8").trim()
+  if (!/^[0-9a-f]{64,}$/i.test(hex)) throw new Error(`${file} does not hold a hex secret of at least 32 bytes`)
+  try {
+    chmodSync(file, 0o600)
+  } catch {
+    // best effort on filesystems without modes
+  }
+  return Uint8Array.from(Buffer.from(hex, "hex"))
+}
+
+/** One KeyRing secret per purpose, derived from the master secret. */
+export const keyRingLayer = (master: Uint8Array, id = "k1") => {
+  const derive = (purpose: SecretPurpose): KeySecret => ({
+    id,
+    material: Redacted.make(new Uint8Array(hkdfSync("sha256", master, new Uint8Array(0), `waybill:${purpose}`, 32)))
+  })
+  const secrets = Object.fromEntries(PURPOSES.map((p) => [p, [derive(p)]])) as unknown as Record<SecretPurpose, ReadonlyArray<KeySecret>>
+  return KeyRing.fromSecrets(secrets)
+}
