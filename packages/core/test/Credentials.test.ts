@@ -1,0 +1,61 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as fc from "effect/FastCheck"
+import * as Redacted from "effect/Redacted"
+import * as Credentials from "../src/Credentials.js"
+import { constantTimeEqual } from "../src/internal/bytes.js"
+
+const tokenOf = (r: Credentials.Resolution) => (r._tag === "Found" ? [Redacted.value(r.token), r.source] : r._tag === "Invalid" ? ["invalid", r.reason] : ["none"])
+
+describe("Credentials precedence", () => {
+  it("the Authorization header wins over body credentials", () => {
+    expect(tokenOf(Credentials.forBooking("Bearer AAA", { token: "BBB", key: "CCC" }))).toEqual(["AAA", "header"])
+  })
+
+  it("without a header: data.token, then data.key", () => {
+    expect(tokenOf(Credentials.forBooking(null, { token: "BBB", key: "CCC" }))).toEqual(["BBB", "body.token"])
+    expect(tokenOf(Credentials.forBooking(null, { key: "CCC" }))).toEqual(["CCC", "body.key"])
+    expect(tokenOf(Credentials.forBooking(null, { token: "", key: "CCC" }))).toEqual(["CCC", "body.key"])
+    expect(tokenOf(Credentials.forBooking(null, {}))).toEqual(["none"])
+    expect(tokenOf(Credentials.forBooking(null, { token: 42 }))).toEqual(["none"])
+  })
+
+  it("a present header that is not `Bearer <token>` is invalid and never falls back", () => {
+    for (const h of ["", "Bearer", "Bearer ", "Basic abc", "Bearer a b", "Bearer  abc", "Token abc", " Bearer abc", "Bearer abc\n"]) {
+      expect(tokenOf(Credentials.forBooking(h, { token: "BBB", key: "CCC" }))).toEqual(["invalid", "malformed-header"])
+    }
+  })
+
+  it("the scheme is case-insensitive (RFC 7235)", () => {
+    expect(tokenOf(Credentials.fromAuthorization("bearer AAA"))).toEqual(["AAA", "header"])
+  })
+
+  it("a parameter given twice is invalid (duplicate)", () => {
+    expect(tokenOf(Credentials.resolve(null, [{ source: "query.key", values: ["a", "b"] }]))).toEqual(["invalid", "duplicate"])
+  })
+
+  it("property: any header at all decides alone, whatever the body holds", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.option(fc.string()), fc.option(fc.string()), (header, token, key) => {
+        const r = Credentials.forBooking(header, { token: token ?? undefined, key: key ?? undefined })
+        expect(r._tag === "None").toBe(false)
+        if (r._tag === "Found") expect(r.source).toBe("header")
+      })
+    )
+  })
+
+  it("property: a resolved token never prints in logs", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z0-9]{8,40}$/), (t) => {
+        const r = Credentials.forBooking(`Bearer ${t}`, {})
+        expect(JSON.stringify(r)).not.toContain(t)
+      })
+    )
+  })
+})
+
+describe("constantTimeEqual", () => {
+  it("agrees with === on arbitrary strings", () => {
+    fc.assert(fc.property(fc.string(), fc.string(), (a, b) => constantTimeEqual(a, b) === (a === b)))
+    fc.assert(fc.property(fc.string(), (a) => constantTimeEqual(a, a)))
+  })
+})
