@@ -1,0 +1,121 @@
+/**
+ * dependency-cruiser rules for the Waybill workspace (`pnpm deps:check`).
+ *
+ * Dependency direction (docs: ARCHITECTURE.md): examples -> adapters -> core, http -> core,
+ * adapters/http-node -> http. Adapters never import each other; only examples compose adapters.
+ *
+ * Workspace packages are linked by pnpm as node_modules symlinks whose package.json `exports`
+ * point at `./src/index.ts`. With `preserveSymlinks: false` an import of `@waybill/core` resolves
+ * to its real path `packages/core/src/index.ts`, so the path-based rules below see through package
+ * names. NodeNext relative imports are written `./Foo.js`; dependency-cruiser maps them to `./Foo.ts`.
+ */
+const fs = require("node:fs")
+const path = require("node:path")
+
+/** Directory names under adapters/ (each is published as `@waybill/<dir>`), read at cruise time. */
+const adapterDirs = (() => {
+  try {
+    return fs
+      .readdirSync(path.join(__dirname, "adapters"), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+  } catch {
+    return []
+  }
+})()
+const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * An adapter reached by its package name when that name did not resolve (not declared in the
+ * importer's package.json, so pnpm made no link). Declared links resolve to `adapters/<dir>/...`.
+ */
+const adapterPackageName =
+  adapterDirs.length > 0 ? `^@waybill/(${adapterDirs.map(escapeRegExp).join("|")})(/|$)` : "^$.^"
+
+/** Any module file inside the installed `effect` package (pnpm real path or a plain node_modules path). */
+const effect = "(^|/)node_modules/effect/"
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "Import cycles make module initialisation order fragile and Layers hard to reason about.",
+      from: {},
+      to: { circular: true }
+    },
+    {
+      name: "not-to-unresolvable",
+      severity: "error",
+      comment:
+        "The import does not resolve: a typo, a missing file, or a package missing from this " +
+        "package's package.json (pnpm links only declared dependencies).",
+      from: {},
+      to: { couldNotResolve: true }
+    },
+    {
+      name: "core-only-effect",
+      severity: "error",
+      comment:
+        "@waybill/core is the pure domain: it may import its own modules and `effect` only. " +
+        "No other npm package and no Node built-in; capabilities come in through ports.",
+      from: { path: "^packages/core/src/" },
+      to: { pathNot: ["^packages/core/", effect] }
+    },
+    {
+      name: "adapters-no-cross",
+      severity: "error",
+      comment:
+        "Adapters never import each other (by relative path or by @waybill/<adapter>); only " +
+        "examples/* or a host composes concrete adapters.",
+      from: { path: "^adapters/([^/]+)/" },
+      to: { path: ["^adapters/[^/]+/", adapterPackageName], pathNot: ["^adapters/$1/", "^@waybill/$1(/|$)"] }
+    },
+    {
+      name: "no-adapter-in-core-or-http",
+      severity: "error",
+      comment: "Library packages (core, http, testkit) may not depend on concrete adapters.",
+      from: { path: "^packages/" },
+      to: { path: ["^adapters/", adapterPackageName] }
+    },
+    {
+      name: "http-only-core",
+      severity: "error",
+      comment:
+        "@waybill/http is framework-free: it may import its own modules, `effect` and @waybill/core " +
+        "(through the package entry, not core's internals).",
+      from: { path: "^packages/http/src/" },
+      to: { pathNot: ["^packages/http/", "^packages/core/src/index\\.ts$", effect] }
+    }
+  ],
+
+  options: {
+    // Only each workspace package's src/, test/ and bench/: no dist/, coverage/ or per-package tool
+    // configs (tsup.config.ts). Anchored to the workspace folders on purpose: npm packages resolve to
+    // `node_modules/.../dist/...`, and a bare "dist/" pattern would drop them (and the rules about them).
+    exclude: {
+      path: "^(packages|adapters|examples)/[^/]+/(?!(src|test|bench)(/|$))"
+    },
+    // Keep npm packages as leaves (so rules still see `effect`, `kysely`, node built-ins),
+    // but do not cruise into them. Workspace links resolve to real paths outside node_modules.
+    doNotFollow: { path: ["(^|/)node_modules/"] },
+
+    tsConfig: { fileName: "tsconfig.json" },
+    tsPreCompilationDeps: true,
+    preserveSymlinks: false,
+    combinedDependencies: false,
+    moduleSystems: ["es6", "cjs"],
+    detectJSDocImports: false,
+
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default"],
+      extensions: [".ts", ".mts", ".cts", ".d.ts", ".js", ".mjs", ".cjs", ".json"]
+    },
+
+    reporterOptions: {
+      text: { highlightFocused: true }
+    }
+  }
+}
