@@ -51,8 +51,11 @@ export const toRequest = (req: IncomingMessage, options: ListenerOptions = {}): 
 }
 
 /** Writes a Fetch `Response` to a Node response, streaming the body and honouring back-pressure. */
-export const writeResponse = async (response: Response, res: ServerResponse, method = "GET"): Promise<void> => {
+export const writeResponse = async (response: Response, res: ServerResponse, method = "GET", closeAfter = false): Promise<void> => {
   const headers: Record<string, string | Array<string>> = {}
+  // An answer given before the request body was read (413, early 401) leaves unread bytes on the
+  // socket; closing the connection keeps them from being parsed as the next request.
+  if (closeAfter) headers["connection"] = "close"
   response.headers.forEach((value, name) => {
     headers[name] = value
   })
@@ -84,7 +87,7 @@ export const toNodeListener = (handler: FetchHandler, options: ListenerOptions =
   (req: IncomingMessage, res: ServerResponse): void => {
     const remoteAddress = req.socket.remoteAddress
     handler(toRequest(req, options), remoteAddress === undefined ? {} : { remoteAddress })
-      .then((response) => writeResponse(response, res, req.method))
+      .then((response) => writeResponse(response, res, req.method, !req.complete))
       .catch(() => {
         if (!res.headersSent) {
           res.writeHead(500, { "content-type": "application/json; charset=utf-8" })

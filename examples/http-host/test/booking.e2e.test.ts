@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as fc from "effect/FastCheck"
+import * as Option from "effect/Option"
+import * as Effect from "effect/Effect"
+import { Accounts, EventOutbox, ShipmentStore } from "@waybill/core"
+import { postJson, shipment, startHost, type TestAccount, type TestHost } from "./harness.js"
+
+let t: TestHost
+let acct: TestAccount
+let endpoint: string
+
+beforeAll(async () => {
+  t = await startHost()
+  acct = await t.newAccount()
+  endpoint = `${t.url}/api/v1/order/json/`
+})
+afterAll(() => t.close())
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+
+describe("POST /api/v1/order/json/ (booking)", () => {
+  it("books one shipment and answers in the interface's envelope", async () => {
+    const r = await postJson(endpoint, { data: { jsonstrn: "corr-1", shipments: [shipment()] } }, bearer(acct.liveKey))
+    expect(r.status).toBe(200)
+    expect(r.body.error).toBeNull()
+    expect(r.body.data.jsonstrn).toBe("corr-1")
+    expect(r.body.data.shipments_with_errors).toBe(0)
+    const s = r.body.data.shipments[0]
+    expect(Object.keys(s).sort()).toEqual(
+      ["billing_reference", "destination_tz", "errors", "estimated_charge", "estimated_delivery", "guaranteed_delivery", "order", "result", "service_type", "track_no", "vehicle_type"]
+    )
+    expect(s.order).toBe(1)
+    expect(s.result).toBe("success")
+    expect(s.track_no).toMatch(/^[1-9]\d{7}$/)
+    expect(s.service_type).toBe("2hour")
+    expect(s.vehicle_type).toBe("car")
+    expect(s.estimated_delivery).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
+    expect(s.guaranteed_delivery >= s.estimated_delivery).toBe(true)
+    expect(["CST", "CDT"]).toContain(s.destination_tz)
+    expect(typeof s.estimated_charge).toBe("number")
+    expect(s.errors).toEqual([])
+
+    const stored = await t.run(Effect.flatMap(ShipmentStore, (st) => st.findByTrackNo(s.track_no)))
+    expect(Option.isSome(stored)).toBe(true)
+    const events = await t.run(Effect.flatMap(EventOutbox, (o) => o.listByShipment(s.track_no)))
+    expect(events.map((e) => [e.type, e.sequence, e.livemode])).toEqual([["shipment.booked", 1, true]])
+  })
+
+  it("books several shipments; invalid ones carry their own errors and are counted", async () => {
+    const r = await postJson(endpoint, { data: { shipments: [shipment(), shipment({ Phone: "12", Weight: "" }), shipment({ BillingReference: "PO-7" })] } }, bearer(acct.liveKey))
+    expect(r.status).toBe(200)
+    expect(r.body.data.shipments_with_errors).toBe(1)
+    const [a, b, c] = r.body.data.shipments
+    expect([a.order, b.order, c.order]).toEqual([1, 2, 3])
+    expect(a.result).toBe("success")
+    expect(b.result).toBe("error")
+    expect(b.track_no).toBe("")
+    expect(b.errors.join("\n")).toMatch(/Phone/)
+    expect(b.errors.join("\n")).toMatch(/Weight/)
+    expect(c.billing_reference).toBe("PO-7")
+    expect(a.track_no).not.toBe(c.track_no)
+  })
+
+  it("one invalid shipment: HTTP 400 with a top-level error naming the fields", async () => {
+    const r = await postJson(endpoint, { data: { shipments: [shipment({ ServiceType: "teleport", PickupZip: "99999" })] } }, bearer(acct.liveKey))
+    expect(r.status).toBe(400)
+    expect(r.body.data).toBeNull()
+    expect(r.body.error?.exception).toBeNull()
+    expect(r.body.error?.message).toMatch(/ServiceType/)
+    expect(r.body.error?.message).toMatch(/PickupZip 99999 is not a known ZIP code/)
+  })
+
+  it("books a multi-stop route with legs between consecutive stops", async () => {
+    const route = [
+      { stop_id: 30, name: "C", address: "1 Church St", zip: "60201" },
+      { stop_id: 10, name: "A", address: "233 S Wacker Dr", zip: "60606" },
+      { stop_id: 20, name: "B", address: "1060 W Addison St", zip: "60613" }
+    ]
+    const r = await postJson(endpoint, { data: { shipments: [shipment({ DeliverZip: "60201", DeliverAddress: "1 Church St", DeliverCity: "Evanston", multistop_route: route })] } }, bearer(acct.liveKey))
+    expect(r.status).toBe(200)
+    const trackNo = r.body.data.shipments[0].track_no
+    const stored = Option.getOrThrow(await t.run(Effect.flatMap(ShipmentStore, (st) => st.findByTrackNo(trackNo))))
+    expect(stored.stops.map((s) => s.externalId)).toEqual([10, 20, 30])
+    expect(stored.legs.map((l) => [l.fromStop, l.toStop])).toEqual([[0, 1], [1, 2]])
+  })
+
+  it("accepts a urlencoded form field named data", async () => {
+    const form = new URLSearchParams({ data: JSON.stringify({ data: { token: acct.liveKey, shipments: [shipment()] } }) })
+    const response = await fetch(endpoint, { method: "POST", body: form })
+    expect(response.status).toBe(200)
+    const body = (await response.json()) as { data: { shipments: Array<{ result: string }> } }
+    expect(body.data.shipments[0]!.result).toBe("success")
+  })
+
+  describe("credentials", () => {
+    const book = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      postJson(endpoint, { data: { shipments: [shipment()], ...body } }, headers)
+
+    it("data.token and data.key both work without a header", async () => {
+      expect((await book({ token: acct.liveKey })).status).toBe(200)
+      expect((await book({ key: acct.liveKey })).status).toBe(200)
+    })
+
+    it("no credential: 401 'You did not provide an access token.'", async () => {
+      const r = await book({})
+      expect(r.status).toBe(401)
+      expect(r.body).toEqual({ data: null, error: { message: "You did not provide an access token.", exception: null } })
+    })
+
+    it("the header wins over the body", async () => {
+      expect((await book({ token: "wb_live_garbage" }, bearer(acct.liveKey))).status).toBe(200)
+    })
+
+    it("an invalid Bearer is 401 even with a valid body key, and never falls back", async () => {
+      for (const header of ["Bearer wb_live_nope", "Basic Zm9vOmJhcg==", "Bearer", `Bearer  ${acct.liveKey}`, `Token ${acct.liveKey}`]) {
+        const r = await book({ token: acct.liveKey, key: acct.liveKey }, { authorization: header })
+        expect(r.status, header).toBe(401)
+        expect(r.body.error?.message).toBe("Access denied.")
+      }
+    })
+
+    it("a well-formed key that was never issued is denied", async () => {
+      const other = await t.newAccount("Other")
+      const forged = other.liveKey.slice(0, 20) + (other.liveKey[20] === "A" ? "B" : "A") + other.liveKey.slice(21)
+      expect((await book({ token: forged })).status).toBe(401)
+    })
+
+    it("disabled and rotated keys are denied; the new key and a re-enabled key work", async () => {
+      const a = await t.newAccount("Rotating")
+      await t.run(Accounts.setKeyStatus(a.customerNo, "live", "disabled"))
+      expect((await book({}, bearer(a.liveKey))).status).toBe(401)
+      await t.run(Accounts.setKeyStatus(a.customerNo, "live", "active"))
+      expect((await book({}, bearer(a.liveKey))).status).toBe(200)
+      const rotated = await t.run(Accounts.rotateKey(a.customerNo, "live"))
+      expect((await book({}, bearer(a.liveKey))).status).toBe(401)
+      const { value } = await import("effect/Redacted")
+      expect((await book({}, bearer(value(rotated.key)))).status).toBe(200)
+    })
+
+    it("test-key bookings are flagged test (livemode false)", async () => {
+      const r = await book({}, bearer(acct.testKey))
+      expect(r.status).toBe(200)
+      const trackNo = r.body.data.shipments[0].track_no
+      const stored = Option.getOrThrow(await t.run(Effect.flatMap(ShipmentStore, (st) => st.findByTrackNo(trackNo))))
+      expect(stored.livemode).toBe(false)
+      const events = await t.run(Effect.flatMap(EventOutbox, (o) => o.listByShipment(trackNo)))
+      expect(events[0]!.livemode).toBe(false)
+    })
+  })
+
+  describe("malformed requests answer in the envelope", () => {
+    it("bad JSON: 400", async () => {
+      const r = await postJson(endpoint, "{\"data\":", bearer(acct.liveKey))
+      expect(r.status).toBe(400)
+      expect(r.body.error?.message).toBe("The body is not valid JSON.")
+    })
+
+    it("wrong content type: 415", async () => {
+      const response = await fetch(endpoint, { method: "POST", headers: { "content-type": "text/plain", ...bearer(acct.liveKey) }, body: "hi" })
+      expect(response.status).toBe(415)
+      expect(((await response.json()) as { data: unknown }).data).toBeNull()
+    })
+
+    it("over 1 MiB: 413", async () => {
+      const big = JSON.stringify({ data: { shipments: [shipment({ PickupSpecinst: "x".repeat(1024 * 1024) })] } })
+      const r = await postJson(endpoint, big, bearer(acct.liveKey))
+      expect(r.status).toBe(413)
+      expect(r.body.error?.message).toMatch(/exceeds the limit/)
+    })
+
+    it("more than 100 shipments: 400", async () => {
+      const r = await postJson(endpoint, { data: { shipments: Array.from({ length: 101 }, () => shipment()) } }, bearer(acct.liveKey))
+      expect(r.status).toBe(400)
+      expect(r.body.error?.message).toMatch(/at most 100/)
+    })
+
+    it("wrong method: 405 with Allow", async () => {
+      const response = await fetch(endpoint)
+      expect(response.status).toBe(405)
+      expect(response.headers.get("allow")).toBe("POST")
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/GET/)
+    })
+
+    it("unknown path: 404", async () => {
+      const response = await fetch(`${t.url}/api/v1/nothing/here`)
+      expect(response.status).toBe(404)
+      expect(await response.json()).toEqual({ data: null, error: { message: "Not found.", exception: null } })
+    })
+
+    it("a body without data.shipments: 400", async () => {
+      for (const body of [{}, { data: {} }, { data: { shipments: "x" } }, { data: { shipments: [] } }, [], "str", null, 42]) {
+        const r = await postJson(endpoint, body === null ? "null" : body, bearer(acct.liveKey))
+        expect(r.status, JSON.stringify(body)).toBe(400)
+        expect(r.body.data).toBeNull()
+      }
+    })
+  })
+
+  it("property: arbitrary JSON and strings always get a well-formed envelope with a 2xx/4xx status", async () => {
+    const shipmentish = fc.dictionary(
+      fc.constantFrom(...Object.keys(shipment()), "multistop_route", "piece_details", "extra"),
+      fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }))
+    )
+    const body = fc.oneof(
+      fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
+      fc.string({ maxLength: 200 }),
+      fc.array(shipmentish, { minLength: 1, maxLength: 3 }).map((shipments) => JSON.stringify({ data: { shipments } })),
+      shipmentish.map((s) => JSON.stringify({ data: { shipments: [{ ...shipment(), ...s }] } }))
+    )
+    await fc.assert(
+      fc.asyncProperty(body, fc.boolean(), async (raw, withKey) => {
+        const r = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json", ...(withKey ? bearer(acct.testKey) : {}) }, body: raw })
+        expect(r.status === 200 || (r.status >= 400 && r.status < 500), `status ${r.status} for ${raw}`).toBe(true)
+        const envelope = (await r.json()) as Record<string, unknown>
+        expect(Object.keys(envelope).sort()).toEqual(["data", "error"])
+        if (r.status === 200) expect(envelope["error"]).toBeNull()
+        else {
+          expect(envelope["data"]).toBeNull()
+          expect(typeof (envelope["error"] as { message: unknown }).message).toBe("string")
+        }
+      }),
+      { numRuns: 150 }
+    )
+  })
+})

@@ -1,0 +1,92 @@
+/**
+ * Starts the real example host on a loopback port over a fresh SQLite file, with a customer
+ * account, and gives tests a way to run core programs against the same database.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { Accounts } from "@waybill/core"
+import { serve, waybillLayer, type RunningHost } from "../src/host.js"
+
+export const OPERATOR_TOKEN = "op_test_token_0123456789abcdef"
+
+export interface TestAccount {
+  readonly customerNo: string
+  readonly liveKey: string
+  readonly testKey: string
+}
+
+export interface TestHost {
+  readonly url: string
+  readonly host: RunningHost
+  /** Runs a core program against the host's database. */
+  readonly run: <A, E>(program: Effect.Effect<A, E, any>) => Promise<A>
+  readonly newAccount: (name?: string) => Promise<TestAccount>
+  readonly close: () => Promise<void>
+}
+
+export const startHost = async (): Promise<TestHost> => {
+  const dir = mkdtempSync(join(tmpdir(), "waybill-e2e-"))
+  const dbFile = join(dir, "waybill.db")
+  const host = await serve({ dbFile, port: 0, host: "127.0.0.1", operatorToken: Redacted.make(OPERATOR_TOKEN) })
+  const layer = waybillLayer(host.database.db, { dbFile })
+  const run = <A, E>(program: Effect.Effect<A, E, any>) =>
+    Effect.runPromise(program.pipe(Effect.provide(layer)) as Effect.Effect<A, E, never>)
+  const newAccount = async (name = "Test customer"): Promise<TestAccount> => {
+    const created = await run(Accounts.createAccount({ name }))
+    return {
+      customerNo: created.account.customerNo,
+      liveKey: Redacted.value(created.liveKey),
+      testKey: Redacted.value(created.testKey)
+    }
+  }
+  return {
+    url: host.url,
+    host,
+    run,
+    newAccount,
+    close: async () => {
+      await host.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** A valid single-stop shipment in Chicago, bookable at any time of day. */
+export const shipment = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  Contact: "Ada Lopez",
+  Phone: "(312) 555-0100",
+  PickupName: "Acme Parts",
+  PickupAddress: "233 S Wacker Dr",
+  PickupCity: "Chicago",
+  PickupState: "IL",
+  PickupZip: "60606",
+  DeliverName: "Bolt Labs",
+  DeliverAddress: "1060 W Addison St",
+  DeliverCity: "Chicago",
+  DeliverState: "IL",
+  DeliverZip: "60613",
+  Pieces: "2",
+  Weight: "15 lbs",
+  ServiceType: "2hour",
+  VehicleType: "car",
+  Pickupdate: "now",
+  Deliverdate: "today",
+  ...overrides
+})
+
+export interface Envelope {
+  readonly data: any
+  readonly error: { readonly message: string; readonly exception: null } | null
+}
+
+export const postJson = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body)
+  })
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Envelope }
+}
