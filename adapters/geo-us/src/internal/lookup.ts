@@ -1,0 +1,174 @@
+/**
+ * The synchronous core of the adapter: ZIP normalisation, row validation, zone resolution and
+ * the memo. Kept free of Effect so `lookupZip` can serve non-Effect callers with the same cache.
+ *
+ * @internal
+ */
+import type { ZipLocation } from "@waybill/core"
+import zipcodes from "zipcodes"
+import tzlookup from "tz-lookup"
+import { STATE_ZONES, ZIP_ZONES } from "./zones.js"
+
+const ZIP_PATTERN = /^(\d{5})(?:-\d{4})?$/
+
+/**
+ * A ZIP centroid whose raw zone is off for its state must have another ZIP of the same state
+ * within this distance, or its coordinates are taken to be wrong (e.g. 10200 "New York" sits in
+ * Kyrgyzstan: its longitude lost its sign). Generous enough for rural Alaska and the Arizona Strip.
+ */
+const MAX_NEIGHBOUR_KM = 150
+
+/**
+ * The 5-digit ZIP in `input` (surrounding whitespace ignored, `+4` suffix dropped), or undefined
+ * when `input` is neither `12345` nor `12345-6789`. Only ASCII digits count.
+ *
+ * @internal
+ */
+export const normalizeZip = (input: string): string | undefined => ZIP_PATTERN.exec(input.trim())?.[1]
+
+interface Point {
+  readonly latitude: number
+  readonly longitude: number
+}
+
+interface IndexedZip extends Point {
+  readonly zip: string
+  /** What tz-lookup says for the centroid, before any correction. */
+  readonly rawZone: string | undefined
+}
+
+interface ValidRow extends Point {
+  readonly zip: string
+  readonly city: string
+  readonly state: string
+}
+
+const isCoordinate = (value: unknown, bound: number): value is number =>
+  typeof value === "number" && Number.isFinite(value) && Math.abs(value) <= bound
+
+/**
+ * The row for `zip` if it is a US row with a city, a state and real coordinates. The dataset
+ * uses (0, 0) for "unknown" (306 rows, mostly APO/FPO), which tz-lookup would happily resolve
+ * to `Etc/GMT`, so that point is rejected along with non-finite or out-of-range values.
+ */
+const validRow = (zip: string): ValidRow | undefined => {
+  if (!Object.hasOwn(zipcodes.codes, zip)) return undefined
+  const row = zipcodes.codes[zip]
+  if (row === undefined || row.country !== "US") return undefined
+  const { city, latitude, longitude, state } = row
+  if (typeof city !== "string" || city.trim() === "") return undefined
+  if (typeof state !== "string" || state === "") return undefined
+  if (!isCoordinate(latitude, 90) || !isCoordinate(longitude, 180)) return undefined
+  if (latitude === 0 && longitude === 0) return undefined
+  return { zip, city: city.trim(), state, latitude, longitude }
+}
+
+const rawZoneAt = (point: Point): string | undefined => {
+  try {
+    return tzlookup(point.latitude, point.longitude)
+  } catch {
+    return undefined
+  }
+}
+
+/** Great-circle distance in kilometres; precision far beyond what a 150 km bound needs. */
+const distanceKm = (a: Point, b: Point): number => {
+  const rad = Math.PI / 180
+  const dLat = (b.latitude - a.latitude) * rad
+  const dLon = (b.longitude - a.longitude) * rad
+  const h = Math.sin(dLat / 2) ** 2 +
+    Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(dLon / 2) ** 2
+  return 2 * 6371 * Math.asin(Math.min(1, Math.sqrt(h)))
+}
+
+/**
+ * Every valid ZIP of a state with its raw zone. Built on the first border ZIP of that state
+ * (one pass over the dataset per state, at most), then reused.
+ */
+const stateIndex = new Map<string, ReadonlyArray<IndexedZip>>()
+
+const zipsOfState = (state: string): ReadonlyArray<IndexedZip> => {
+  const cached = stateIndex.get(state)
+  if (cached !== undefined) return cached
+  const zips: Array<IndexedZip> = []
+  for (const zip of Object.keys(zipcodes.codes)) {
+    const row = validRow(zip)
+    if (row?.state === state) zips.push({ zip, latitude: row.latitude, longitude: row.longitude, rawZone: rawZoneAt(row) })
+  }
+  stateIndex.set(state, zips)
+  return zips
+}
+
+const nearest = (
+  from: ValidRow,
+  candidates: ReadonlyArray<IndexedZip>,
+  accept: (candidate: IndexedZip) => boolean
+): { readonly zip: IndexedZip; readonly km: number } | undefined => {
+  let best: { zip: IndexedZip; km: number } | undefined
+  for (const candidate of candidates) {
+    if (candidate.zip === from.zip || !accept(candidate)) continue
+    const km = distanceKm(from, candidate)
+    if (best === undefined || km < best.km) best = { zip: candidate, km }
+  }
+  return best
+}
+
+/**
+ * The zone for a valid row, or undefined when the row's coordinates cannot be trusted.
+ *
+ * 1. A hand-fixed zone (`ZIP_ZONES`) wins.
+ * 2. tz-lookup's answer stands if the state uses that zone.
+ * 3. Otherwise the centroid is near a border or wrong. Wrong (no same-state ZIP within
+ *    `MAX_NEIGHBOUR_KM`) gives none; near a border gives the state's only zone, or for split
+ *    states the zone of the nearest same-state ZIP whose own raw zone was acceptable.
+ */
+const resolveZone = (row: ValidRow, allowed: ReadonlyArray<string>): string | undefined => {
+  const fixed = ZIP_ZONES.get(row.zip)
+  if (fixed !== undefined) return fixed
+  const raw = rawZoneAt(row)
+  if (raw !== undefined && allowed.includes(raw)) return raw
+  const sameState = zipsOfState(row.state)
+  const closest = nearest(row, sameState, () => true)
+  if (closest === undefined || closest.km > MAX_NEIGHBOUR_KM) return undefined
+  if (allowed.length === 1) return allowed[0]
+  const clean = nearest(row, sameState, (z) => z.rawZone !== undefined && allowed.includes(z.rawZone))
+  return clean?.zip.rawZone ?? allowed[0]
+}
+
+const resolve = (zip: string): ZipLocation | undefined => {
+  const row = validRow(zip)
+  if (row === undefined) return undefined
+  const allowed = STATE_ZONES.get(row.state)
+  if (allowed === undefined) return undefined
+  const timeZone = resolveZone(row, allowed)
+  if (timeZone === undefined) return undefined
+  return Object.freeze({
+    zip,
+    city: row.city,
+    state: row.state,
+    latitude: row.latitude,
+    longitude: row.longitude,
+    timeZone
+  })
+}
+
+/**
+ * Results by 5-digit ZIP, misses included. Bounded by the 100,000 possible keys, so it needs no
+ * eviction; entries are frozen because every caller shares them.
+ */
+const memo = new Map<string, ZipLocation | undefined>()
+
+/**
+ * See `GeoUs.lookupZip`.
+ *
+ * @internal
+ */
+export const lookupZip = (zip: string): ZipLocation | undefined => {
+  if (typeof zip !== "string") return undefined
+  const five = normalizeZip(zip)
+  if (five === undefined) return undefined
+  if (memo.has(five)) return memo.get(five)
+  const location = resolve(five)
+  memo.set(five, location)
+  return location
+}
