@@ -156,7 +156,7 @@ describe("Booking.plan", () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.integer({ min: -50, max: 500 }), { minLength: 3, maxLength: 8 }), fc.array(fc.constantFrom(...pool), { minLength: 8, maxLength: 8 }), (ids, zs) => {
         const route = ids.map((id, i) => stop(id, zs[i]!))
-        const sorted = [...route].sort((a, b) => a.stop_id - b.stop_id)
+        const sorted = [...route].sort((a, b) => Number(a.stop_id) - Number(b.stop_id))
         const p = ok({ ...base, PickupZip: sorted[0]!.zip, PickupAddress: sorted[0]!.address, DeliverZip: sorted.at(-1)!.zip, DeliverAddress: sorted.at(-1)!.address, multistop_route: route })
         expect(p.legs).toHaveLength(p.stops.length - 1)
         expect(p.stops.map((s) => s.externalId)).toEqual(sorted.map((s) => s.stop_id))

@@ -1,0 +1,64 @@
+/** `POST /api/v1/order/json/`: create shipments (interface 4.1). */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import { BadRequest, Booking, WaybillConfig } from "@waybill/core"
+import { isJson, mediaType, readBody } from "../internal/body.js"
+import { badRequestErrors, credentialErrors, storageErrors } from "../internal/errors.js"
+import { failure, success } from "../internal/respond.js"
+import type { Route } from "./Route.js"
+
+class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType")<{ readonly message: string }> {}
+
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+/** Body of create shipments: JSON, or a urlencoded form whose field `data` holds the JSON. */
+const bookingBody = (request: Request, limit: number) =>
+  Effect.gen(function*() {
+    const type = mediaType(request)
+    const jsonBody = isJson(type)
+    if (!jsonBody && type !== "application/x-www-form-urlencoded") {
+      return yield* new UnsupportedMediaType({
+        message: "Send the shipments as application/json, or as a urlencoded form field named data."
+      })
+    }
+    const bytes = yield* readBody(request, limit)
+    const text = yield* Effect.try({
+      try: () => decoder.decode(bytes),
+      catch: () => new BadRequest({ message: "The body is not valid UTF-8." })
+    })
+    let source = text
+    if (!jsonBody) {
+      const values = new URLSearchParams(text).getAll("data")
+      if (values.length !== 1) {
+        return yield* new BadRequest({
+          message: values.length === 0 ? "The form field data is missing." : "The form field data was given more than once."
+        })
+      }
+      source = values[0]!
+    }
+    return yield* Effect.try({
+      try: () => JSON.parse(source) as unknown,
+      catch: () => new BadRequest({ message: jsonBody ? "The body is not valid JSON." : "The form field data is not valid JSON." })
+    })
+  })
+
+export const createShipmentsRoute: Route = {
+  methods: ["POST"],
+  run: ({ request }) =>
+    Effect.gen(function*() {
+      const config = yield* WaybillConfig
+      const body = yield* bookingBody(request, config.booking.maxBodyBytes)
+      const data = yield* Booking.createShipments({ body, authorization: request.headers.get("authorization") })
+      return success(data)
+    }).pipe(
+      Effect.catchTags({
+        UnsupportedMediaType: (e) => Effect.succeed(failure(415, e.message)),
+        BodyTooLarge: (e) => Effect.succeed(failure(413, `The body exceeds the limit of ${e.limit} bytes.`)),
+        BodyUnreadable: () => Effect.succeed(failure(400, "The body could not be read.")),
+        ValidationFailed: (e) => Effect.succeed(failure(400, e.problems.join("; "))),
+        ...credentialErrors,
+        ...badRequestErrors,
+        ...storageErrors
+      })
+    )
+}

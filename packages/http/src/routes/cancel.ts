@@ -1,0 +1,35 @@
+/** `GET /api/v1/order/cancel/json/?id=&key=`: cancel a shipment (interface 4.4, 7.4). */
+import * as Effect from "effect/Effect"
+import { Cancel } from "@waybill/core"
+import { credentialErrors, storageErrors, Messages } from "../internal/errors.js"
+import { failure, success } from "../internal/respond.js"
+import type { Route } from "./Route.js"
+
+export const cancelRoute: Route = {
+  methods: ["GET"],
+  run: ({ request, url }) => {
+    // A key in the URL is a secret in a URL: never let a cache keep the answer.
+    const noStore = { "cache-control": "no-store" }
+    return Cancel.cancel({
+      authorization: request.headers.get("authorization"),
+      key: url.searchParams.getAll("key"),
+      id: url.searchParams.getAll("id")
+    }).pipe(
+      Effect.map((payload) => success(payload, 200, noStore)),
+      Effect.catchTags({
+        InvalidTrackingNumber: () => Effect.succeed(failure(400, Messages.invalidTrackingNumber, noStore)),
+        TransitionRejected: (e) =>
+          Effect.succeed(failure(409, e.code === "already-canceled" ? Messages.alreadyCanceled : Messages.notCancelable, noStore)),
+        CancelProviderFailed: (e) =>
+          Effect.logWarning("cancel provider failed", e.message).pipe(Effect.as(failure(502, "The cancellation could not be completed. Retry later.", noStore))),
+        VersionConflict: () => Effect.succeed(failure(409, Messages.notCancelable, noStore)),
+        ...credentialErrors,
+        ...storageErrors
+      }),
+      Effect.map((response) => {
+        response.headers.set("cache-control", "no-store")
+        return response
+      })
+    )
+  }
+}
