@@ -1,1 +1,12 @@
-export {}
+/**
+ * @module @waybill/testkit
+ *
+ * What an adapter author needs to prove an adapter right: the storage conformance suite,
+ * record builders, and deterministic entropy. Import it from test files only; it registers
+ * vitest suites and so depends on `vitest` and `@effect/vitest` as peers.
+ */
+export * as Fixtures from "./Fixtures.js"
+export * as StorageContract from "./StorageContract.js"
+export { storageContract } from "./StorageContract.js"
+export * as TestEntropy from "./TestEntropy.js"
+export { sequenceEntropy } from "./TestEntropy.js"

@@ -1,0 +1,233 @@
+/**
+ * @module Migrations
+ *
+ * Waybill's schema as in-code Kysely migrations. They ship inside the package (no migration
+ * folder for the host to copy or a bundler to lose) and run through Kysely's own `Migrator`, so
+ * the host gets its locking and bookkeeping; the bookkeeping tables are prefixed `waybill_` too,
+ * which lets Waybill share a database with the host's own Kysely migrations without either
+ * seeing the other's history.
+ *
+ * Every statement uses the schema builder and column types both SQLite and PostgreSQL accept;
+ * new migrations must keep that rule and must never edit a released one (append a new entry).
+ */
+import * as Effect from "effect/Effect"
+import { StorageError } from "./internal/core.js"
+import { type Kysely, type Migration, type MigrationResultSet, Migrator, sql } from "kysely"
+
+/** Kysely's migration history table for Waybill. */
+export const migrationTableName = "waybill_migration"
+
+/** Kysely's migration lock table for Waybill. */
+export const migrationLockTableName = "waybill_migration_lock"
+
+const initial: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_accounts")
+      .addColumn("customer_no", "text", (c) => c.primaryKey())
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("cancel_mode", "text", (c) => c.notNull())
+      .addColumn("rate_card", "text")
+      .addColumn("ip_allowlist", "text", (c) => c.notNull())
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .execute()
+
+    await db.schema
+      .createTable("waybill_api_keys")
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("mode", "text", (c) => c.notNull())
+      .addColumn("id", "text", (c) => c.notNull())
+      .addColumn("status", "text", (c) => c.notNull())
+      .addColumn("generation", "integer", (c) => c.notNull())
+      .addColumn("hash", "text", (c) => c.notNull())
+      .addColumn("hint", "text", (c) => c.notNull())
+      .addColumn("updated_at", "bigint", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_api_keys_pk", ["customer_no", "mode"])
+      .execute()
+    // Blank slots all hold "": uniqueness applies to real hashes only (a partial index, which
+    // SQLite and PostgreSQL both support). It is also the lookup index of every request.
+    await db.schema
+      .createIndex("waybill_api_keys_hash_uq")
+      .on("waybill_api_keys")
+      .column("hash")
+      .unique()
+      .where(sql.ref("hash"), "<>", sql.lit(""))
+      .execute()
+
+    await db.schema
+      .createTable("waybill_account_links")
+      .addColumn("parent_customer_no", "text", (c) => c.notNull())
+      .addColumn("child_customer_no", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_account_links_pk", ["parent_customer_no", "child_customer_no"])
+      .execute()
+
+    await db.schema
+      .createTable("waybill_shipments")
+      .addColumn("track_no", "text", (c) => c.primaryKey())
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("livemode", "integer", (c) => c.notNull())
+      .addColumn("state", "text", (c) => c.notNull())
+      .addColumn("version", "integer", (c) => c.notNull())
+      .addColumn("driver_id", "text")
+      .addColumn("contact", "text", (c) => c.notNull())
+      .addColumn("phone", "text", (c) => c.notNull())
+      .addColumn("email", "text", (c) => c.notNull())
+      .addColumn("billing_reference", "text", (c) => c.notNull())
+      .addColumn("service_type", "text", (c) => c.notNull())
+      .addColumn("vehicle_type", "text", (c) => c.notNull())
+      .addColumn("pieces", "integer", (c) => c.notNull())
+      .addColumn("weight_lb", "double precision", (c) => c.notNull())
+      .addColumn("signature_required", "integer", (c) => c.notNull())
+      .addColumn("liftgate_required", "integer", (c) => c.notNull())
+      .addColumn("pickup_instructions", "text", (c) => c.notNull())
+      .addColumn("deliver_instructions", "text", (c) => c.notNull())
+      .addColumn("ready_at", "bigint", (c) => c.notNull())
+      .addColumn("requested_delivery_at", "bigint", (c) => c.notNull())
+      .addColumn("estimated_delivery_at", "bigint", (c) => c.notNull())
+      .addColumn("guaranteed_delivery_at", "bigint", (c) => c.notNull())
+      .addColumn("charge_transport", "double precision", (c) => c.notNull())
+      .addColumn("charge_weight", "double precision", (c) => c.notNull())
+      .addColumn("charge_stops", "double precision", (c) => c.notNull())
+      .addColumn("charge_fuel", "double precision", (c) => c.notNull())
+      .addColumn("charge_extras", "double precision", (c) => c.notNull())
+      .addColumn("charge_discount", "double precision", (c) => c.notNull())
+      .addColumn("charge_total", "double precision", (c) => c.notNull())
+      .addColumn("jsonstrn", "text", (c) => c.notNull())
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .addColumn("updated_at", "bigint", (c) => c.notNull())
+      .execute()
+    // Order listings and tracking are per customer, newest first.
+    await db.schema
+      .createIndex("waybill_shipments_customer_idx")
+      .on("waybill_shipments")
+      .columns(["customer_no", "created_at"])
+      .execute()
+
+    // Children reference the shipment; they are always written in the shipment's transaction,
+    // so the constraint holds whether or not a SQLite host turns on `foreign_keys`.
+    await db.schema
+      .createTable("waybill_stops")
+      .addColumn("track_no", "text", (c) => c.notNull())
+      .addColumn("seq", "integer", (c) => c.notNull())
+      .addColumn("role", "text", (c) => c.notNull())
+      .addColumn("external_id", "integer")
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("address", "text", (c) => c.notNull())
+      .addColumn("city", "text", (c) => c.notNull())
+      .addColumn("state", "text", (c) => c.notNull())
+      .addColumn("zip", "text", (c) => c.notNull())
+      .addColumn("contact_name", "text", (c) => c.notNull())
+      .addColumn("phone", "text", (c) => c.notNull())
+      .addColumn("note", "text", (c) => c.notNull())
+      .addColumn("latitude", "double precision", (c) => c.notNull())
+      .addColumn("longitude", "double precision", (c) => c.notNull())
+      .addColumn("time_zone", "text", (c) => c.notNull())
+      .addColumn("status", "text", (c) => c.notNull())
+      .addColumn("eta_at", "bigint", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_stops_pk", ["track_no", "seq"])
+      .addForeignKeyConstraint("waybill_stops_shipment_fk", ["track_no"], "waybill_shipments", ["track_no"], (fk) =>
+        fk.onDelete("cascade")
+      )
+      .execute()
+
+    await db.schema
+      .createTable("waybill_legs")
+      .addColumn("track_no", "text", (c) => c.notNull())
+      .addColumn("seq", "integer", (c) => c.notNull())
+      .addColumn("from_stop", "integer", (c) => c.notNull())
+      .addColumn("to_stop", "integer", (c) => c.notNull())
+      .addColumn("miles", "double precision", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_legs_pk", ["track_no", "seq"])
+      .addForeignKeyConstraint("waybill_legs_shipment_fk", ["track_no"], "waybill_shipments", ["track_no"], (fk) =>
+        fk.onDelete("cascade")
+      )
+      .execute()
+
+    await db.schema
+      .createTable("waybill_pieces")
+      .addColumn("track_no", "text", (c) => c.notNull())
+      .addColumn("seq", "integer", (c) => c.notNull())
+      .addColumn("piece_no", "text", (c) => c.notNull())
+      .addColumn("weight", "text", (c) => c.notNull())
+      .addColumn("length", "text", (c) => c.notNull())
+      .addColumn("width", "text", (c) => c.notNull())
+      .addColumn("height", "text", (c) => c.notNull())
+      .addColumn("pc", "text", (c) => c.notNull())
+      .addColumn("source_id", "text", (c) => c.notNull())
+      .addColumn("description", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_pieces_pk", ["track_no", "seq"])
+      .addForeignKeyConstraint("waybill_pieces_shipment_fk", ["track_no"], "waybill_shipments", ["track_no"], (fk) =>
+        fk.onDelete("cascade")
+      )
+      .execute()
+
+    // No foreign key to shipments: `webhook.test` and future document events need not have one.
+    await db.schema
+      .createTable("waybill_events")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("track_no", "text", (c) => c.notNull())
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("type", "text", (c) => c.notNull())
+      .addColumn("sequence", "integer", (c) => c.notNull())
+      .addColumn("livemode", "integer", (c) => c.notNull())
+      .addColumn("occurred_at", "bigint", (c) => c.notNull())
+      .addColumn("data", "text", (c) => c.notNull())
+      .addUniqueConstraint("waybill_events_track_seq_uq", ["track_no", "sequence"])
+      .execute()
+    // The webhook dispatcher scans by time; account-wide event listings go by customer.
+    await db.schema.createIndex("waybill_events_occurred_idx").on("waybill_events").column("occurred_at").execute()
+    await db.schema
+      .createIndex("waybill_events_customer_idx")
+      .on("waybill_events")
+      .columns(["customer_no", "occurred_at"])
+      .execute()
+  },
+
+  async down(db: Kysely<any>) {
+    for (const table of [
+      "waybill_events",
+      "waybill_pieces",
+      "waybill_legs",
+      "waybill_stops",
+      "waybill_shipments",
+      "waybill_account_links",
+      "waybill_api_keys",
+      "waybill_accounts"
+    ]) {
+      await db.schema.dropTable(table).ifExists().execute()
+    }
+  }
+}
+
+/**
+ * Every migration, by name. Names sort in application order; Kysely refuses to run when the
+ * database has applied a name this list lacks, which catches a downgraded library early.
+ */
+export const migrations: Readonly<Record<string, Migration>> = {
+  "0001_initial": initial
+}
+
+const migrator = (db: Kysely<any>): Migrator =>
+  new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve({ ...migrations }) },
+    migrationTableName,
+    migrationLockTableName
+  })
+
+/**
+ * Brings the database to the latest schema, for hosts without Effect at their entry point
+ * (a CLI, a deploy hook). Rejects with the migration's own error; applying is idempotent.
+ */
+export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationResultSet> => {
+  const result = await migrator(db).migrateToLatest()
+  if (result.error !== undefined) throw result.error
+  return result
+}
+
+/** {@link migrateToLatest} as an Effect: run it before providing `StorageKysely.layer`. */
+export const migrate = (db: Kysely<any>): Effect.Effect<void, StorageError> =>
+  Effect.tryPromise({
+    try: () => migrateToLatest(db),
+    catch: (cause) => new StorageError({ operation: "migrate", cause })
+  }).pipe(Effect.asVoid)

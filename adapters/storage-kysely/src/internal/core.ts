@@ -1,0 +1,35 @@
+/**
+ * The one place this adapter reaches into `@waybill/core`, so a change of core's entry shape
+ * (which modules are flat, which are namespaces) is absorbed here and nowhere else.
+ */
+import type { Account, Event, Shipment } from "@waybill/core"
+import type { AccountStore, EventOutbox, ShipmentStore, Transactor } from "@waybill/core"
+
+/** Port tags, their shapes and the errors the adapter raises, under names that do not clash. */
+export {
+  AccountStore as AccountStoreTag,
+  type AccountStoreShape,
+  DuplicateKey,
+  EventOutbox as EventOutboxTag,
+  type EventOutboxShape,
+  type ShipmentChange,
+  ShipmentStore as ShipmentStoreTag,
+  type ShipmentStoreShape,
+  StorageError,
+  Transactor as TransactorTag,
+  type TransactorShape,
+  VersionConflict
+} from "@waybill/core"
+
+/** The services `StorageKysely.layer` provides. */
+export type StorageServices = AccountStore | EventOutbox | ShipmentStore | Transactor
+
+/** Record types re-exposed flat; see `@waybill/core`'s `Account`, `Event` and `Shipment` modules. */
+export type AccountRecord = Account.AccountRecord
+export type ApiKeyRecord = Account.ApiKeyRecord
+export type KeyMode = Account.KeyMode
+export type DomainEvent = Event.DomainEvent
+export type ShipmentRecord = Shipment.ShipmentRecord
+export type StopRecord = Shipment.StopRecord
+export type LegRecord = Shipment.LegRecord
+export type PieceRecord = Shipment.PieceRecord
