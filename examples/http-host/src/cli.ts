@@ -9,9 +9,11 @@
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { parseArgs } from "node:util"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import { Accounts } from "@waybill/core"
+import { Accounts, Operations } from "@waybill/core"
 import { openDatabase, serve, waybillLayer } from "./host.js"
 
 const USAGE = `Usage: pnpm waybill <command> [options]
@@ -21,9 +23,16 @@ Commands:
                                   serve /api/v1 on the SQLite file; a fresh database gets a demo account
   account create --name NAME      create a customer with a live and a test key (keys are shown once)
   account show CUSTOMER_NO        the account, its key slots (hints, statuses, generations) and links
+  account set CUSTOMER_NO [--cancel-mode local|provider]
+  account link PARENT_NO CHILD_NO let PARENT read CHILD's orders
   key rotate  --customer NO --mode live|test   replace the key (prints the new key once)
   key disable --customer NO --mode live|test   stop the key working (and everything issued under it)
   key enable  --customer NO --mode live|test   let a disabled key work again (old tickets stay dead)
+  shipment show TRACK_NO          state, stops, legs, events and the commands allowed now
+  shipment assign|unassign|arrive|pickup|complete-stop|fail-attempt|return|deliver|fail|cancel TRACK_NO
+           [--driver ID] [--stop N] [--reason CODE]
+                                  move a shipment along its lifecycle (stop 0 is the pickup; --stop
+                                  defaults to the next open stop)
 
 Options for every command:
   --db FILE      SQLite database (default .waybill/waybill.db, created if missing)
@@ -50,6 +59,10 @@ const { values, positionals } = (() => {
         name: { type: "string" },
         customer: { type: "string" },
         mode: { type: "string" },
+        driver: { type: "string" },
+        "cancel-mode": { type: "string" },
+        stop: { type: "string" },
+        reason: { type: "string" },
         help: { type: "boolean", short: "h", default: false }
       }
     })
@@ -83,7 +96,9 @@ const withCore = async <A>(program: Effect.Effect<A, unknown, any>): Promise<A> 
   mkdirSync(dirname(dbFile), { recursive: true })
   const database = await openDatabase(dbFile)
   try {
-    return await Effect.runPromise(program.pipe(Effect.provide(waybillLayer(database.db, hostOptions))) as Effect.Effect<A, unknown, never>)
+    const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(waybillLayer(database.db, hostOptions))) as Effect.Effect<A, unknown, never>)
+    if (Exit.isSuccess(exit)) return exit.value
+    throw Cause.squash(exit.cause)
   } finally {
     await database.close()
   }
@@ -92,6 +107,9 @@ const withCore = async <A>(program: Effect.Effect<A, unknown, any>): Promise<A> 
 const describeError = (e: unknown): string => {
   const err = e as { _tag?: string; customerNo?: string; message?: string }
   if (err._tag === "AccountNotFound") return `no account ${err.customerNo}`
+  if (err._tag === "ShipmentNotFound") return `no shipment ${(e as { trackNo: string }).trackNo}`
+  if (err._tag === "TransitionRejected") return `refused: ${(e as { reason: string }).reason}`
+  if (err._tag === "VersionConflict") return "the shipment changed concurrently; run the command again"
   return err.message ?? String(e)
 }
 
@@ -163,7 +181,17 @@ const commands: Record<string, () => Promise<void>> = {
           machine.keys.map((k) => `${k.mode} key     ${k.hint}…  ${k.status}  generation ${k.generation}`).join("\n"),
         machine
       )
-    } else throw new UsageError("account create --name NAME | account show CUSTOMER_NO")
+    } else if (sub === "set") {
+      const mode = values["cancel-mode"]
+      if (mode !== undefined && mode !== "local" && mode !== "provider") throw new UsageError("--cancel-mode must be local or provider")
+      const updated = await withCore(Accounts.updateAccount(need(positionals[2], "CUSTOMER_NO"), mode === undefined ? {} : { cancelMode: mode }))
+      out(`customer_no  ${updated.customerNo}\ncancel mode  ${updated.cancelMode}`, { customer_no: updated.customerNo, cancel_mode: updated.cancelMode })
+    } else if (sub === "link") {
+      const parent = need(positionals[2], "PARENT_NO")
+      const child = need(positionals[3], "CHILD_NO")
+      await withCore(Accounts.linkAccounts(parent, child))
+      out(`${parent} may now read the orders of ${child}`, { parent, child })
+    } else throw new UsageError("account create --name NAME | account show NO | account set NO | account link PARENT CHILD")
   },
   async key() {
     const sub = positionals[1]
@@ -178,6 +206,40 @@ const commands: Record<string, () => Promise<void>> = {
       out(`${mode} key of ${customer} is ${record.status}`, { customer_no: customer, mode, status: record.status, generation: record.generation })
     } else throw new UsageError("key rotate|disable|enable --customer NO --mode live|test")
   }
+}
+
+const ACTIONS = new Set<string>(Operations.ActionName.literals)
+
+const shipmentView = (v: ReturnType<typeof Operations.view>): string =>
+  [
+    `${v.track_no}  ${v.state}${v.driver_id === null ? "" : `  driver ${v.driver_id}`}  ${v.livemode ? "live" : "test"}  v${v.version}`,
+    `${v.service_type} by ${v.vehicle_type}, ${v.pieces} pcs, ${v.weight} lb, $${v.charge.total.toFixed(2)}`,
+    `estimated ${v.estimated_delivery.local} ${v.estimated_delivery.tz}, guaranteed ${v.guaranteed_delivery.local} ${v.guaranteed_delivery.tz}`,
+    "stops:",
+    ...v.stops.map((s) => `  ${s.seq} ${s.role.padEnd(12)} ${s.status.padEnd(14)} ${s.name}, ${s.address}, ${s.city} ${s.state} ${s.zip}`),
+    "events:",
+    ...v.events.map((e) => `  ${e.sequence}. ${e.occurred_at}  ${e.type}`),
+    `allowed now: ${v.allowed_commands.join(", ") || "nothing (terminal)"}`
+  ].join("\n")
+
+commands["shipment"] = async () => {
+  const sub = positionals[1]
+  const trackNo = need(positionals[2], "TRACK_NO")
+  if (sub === "show") {
+    const v = await withCore(Operations.show(trackNo))
+    out(shipmentView(v), v)
+    return
+  }
+  if (sub === undefined || !ACTIONS.has(sub)) throw new UsageError(`shipment show|${[...ACTIONS].join("|")} TRACK_NO`)
+  let stop: number | undefined
+  if (values.stop !== undefined) {
+    if (!/^\d{1,3}$/.test(values.stop)) throw new UsageError("--stop must be a stop number (0 is the pickup)")
+    stop = Number(values.stop)
+  }
+  const v = await withCore(
+    Operations.perform(trackNo, { action: sub as Operations.ActionName, driverId: values.driver, stop, reason: values.reason })
+  )
+  out(shipmentView(v), v)
 }
 
 const main = async () => {

@@ -55,6 +55,8 @@ export const waybillLayer = (db: Kysely<any>, options: HostOptions) =>
   )
 
 export interface ServeOptions extends HostOptions {
+  /** Extra services, e.g. a `Cancel.CancelProvider` for accounts in provider cancel mode. */
+  readonly extraLayer?: Layer.Layer<any>
   readonly port: number
   readonly host: string
   readonly baseUrl?: string
@@ -72,7 +74,8 @@ export interface RunningHost {
 /** Starts the HTTP server; resolves once it listens. */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const database = await openDatabase(options.dbFile)
-  const handler = createHandler(waybillLayer(database.db, options), {
+  const layer = options.extraLayer === undefined ? waybillLayer(database.db, options) : Layer.merge(waybillLayer(database.db, options), options.extraLayer)
+  const handler = createHandler(layer, {
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken })
   })

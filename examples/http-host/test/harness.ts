@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Accounts } from "@waybill/core"
 import { serve, waybillLayer, type RunningHost } from "../src/host.js"
@@ -27,10 +28,16 @@ export interface TestHost {
   readonly close: () => Promise<void>
 }
 
-export const startHost = async (): Promise<TestHost> => {
+export const startHost = async (options: { readonly extraLayer?: Layer.Layer<any> } = {}): Promise<TestHost> => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-e2e-"))
   const dbFile = join(dir, "waybill.db")
-  const host = await serve({ dbFile, port: 0, host: "127.0.0.1", operatorToken: Redacted.make(OPERATOR_TOKEN) })
+  const host = await serve({
+    dbFile,
+    port: 0,
+    host: "127.0.0.1",
+    operatorToken: Redacted.make(OPERATOR_TOKEN),
+    ...(options.extraLayer === undefined ? {} : { extraLayer: options.extraLayer })
+  })
   const layer = waybillLayer(host.database.db, { dbFile })
   const run = <A, E>(program: Effect.Effect<A, E, any>) =>
     Effect.runPromise(program.pipe(Effect.provide(layer)) as Effect.Effect<A, E, never>)
@@ -89,4 +96,21 @@ export const postJson = async (url: string, body: unknown, headers: Record<strin
     body: typeof body === "string" ? body : JSON.stringify(body)
   })
   return { status: response.status, headers: response.headers, body: (await response.json()) as Envelope }
+}
+
+/** Books one shipment with the key and returns its tracking number. */
+export const bookOne = async (url: string, key: string, overrides: Record<string, unknown> = {}): Promise<string> => {
+  const r = await postJson(`${url}/api/v1/order/json/`, { data: { shipments: [shipment(overrides)] } }, { authorization: `Bearer ${key}` })
+  if (r.status !== 200) throw new Error(`booking failed: ${JSON.stringify(r.body)}`)
+  return r.body.data.shipments[0].track_no as string
+}
+
+/** Calls the operator API. */
+export const ops = async (url: string, path: string, body?: unknown, token: string = OPERATOR_TOKEN) => {
+  const response = await fetch(`${url}/ops/v1/${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  return { status: response.status, body: (await response.json()) as Envelope }
 }

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type { AccountRecord, ApiKeyRecord, KeyMode } from "./Account.js"
+import type { AccountRecord, ApiKeyRecord, CancelMode, KeyMode, RateCard } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
 import * as ApiKey from "./ApiKey.js"
 import { digits, Entropy, uniformInt } from "./Entropy.js"
@@ -122,3 +122,30 @@ export const showAccount = Effect.fn("Accounts.showAccount")(function*(customerN
 })
 
 export type AccountsRequirements = AccountStore | Transactor | Entropy | KeyRing
+
+/** Account settings an operator may change. */
+export interface AccountSettings {
+  readonly cancelMode?: CancelMode
+  readonly rateCard?: RateCard | null
+  readonly ipAllowlist?: ReadonlyArray<string>
+}
+
+/** Changes an account's settings (cancel mode, negotiated rates, IP allowlist). */
+export const updateAccount = Effect.fn("Accounts.updateAccount")(function*(customerNo: string, settings: AccountSettings) {
+  const account = yield* requireAccount(customerNo)
+  const updated: AccountRecord = {
+    ...account,
+    ...(settings.cancelMode === undefined ? {} : { cancelMode: settings.cancelMode }),
+    ...(settings.rateCard === undefined ? {} : { rateCard: settings.rateCard }),
+    ...(settings.ipAllowlist === undefined ? {} : { ipAllowlist: settings.ipAllowlist })
+  }
+  yield* Effect.flatMap(AccountStore, (s) => s.updateAccount(updated))
+  return updated
+})
+
+/** Lets `parent` read `child`'s orders (documents, tracking); both must exist. */
+export const linkAccounts = Effect.fn("Accounts.linkAccounts")(function*(parent: string, child: string) {
+  yield* requireAccount(parent)
+  yield* requireAccount(child)
+  yield* Effect.flatMap(AccountStore, (s) => s.linkAccount(parent, child))
+})

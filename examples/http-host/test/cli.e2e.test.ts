@@ -1,0 +1,78 @@
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Effect from "effect/Effect"
+import { Booking } from "@waybill/core"
+import { openDatabase, waybillLayer } from "../src/host.js"
+import { shipment } from "./harness.js"
+
+const run = promisify(execFile)
+const cli = resolve(import.meta.dirname, "../src/cli.ts")
+let dir: string
+let db: string
+
+/** Runs `waybill <args> --db <db> --json` and parses its output. */
+const waybill = async (...args: Array<string>) => {
+  try {
+    const { stdout } = await run(process.execPath, ["--import", "tsx", cli, ...args, "--db", db, "--json"], { cwd: resolve(import.meta.dirname, "..") })
+    return { code: 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) }
+  } catch (e) {
+    const err = e as { code: number; stdout: string }
+    return { code: err.code, out: JSON.parse(err.stdout.trim().split("\n").at(-1)!) }
+  }
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "waybill-cli-"))
+  db = join(dir, "cli.db")
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe("pnpm waybill (CLI)", () => {
+  it("creates accounts, shows them, rotates and disables keys, and moves shipments along", async () => {
+    const created = await waybill("account", "create", "--name", "CLI customer")
+    expect(created.code).toBe(0)
+    expect(created.out.customer_no).toMatch(/^\d{7}$/)
+    expect(created.out.live_key).toMatch(/^wb_live_/)
+    expect(created.out.test_key).toMatch(/^wb_test_/)
+
+    const shown = await waybill("account", "show", created.out.customer_no)
+    expect(shown.out.keys.map((k: { mode: string; status: string }) => [k.mode, k.status]).sort()).toEqual([["live", "active"], ["test", "active"]])
+    expect(JSON.stringify(shown.out)).not.toContain(created.out.live_key)
+
+    // book through the library against the same database file
+    const database = await openDatabase(db)
+    const booked = await Effect.runPromise(
+      Booking.createShipments({ body: { data: { shipments: [shipment()] } }, authorization: `Bearer ${created.out.live_key}` }).pipe(
+        Effect.provide(waybillLayer(database.db, { dbFile: db }))
+      )
+    )
+    await database.close()
+    const trackNo = booked.shipments[0]!.track_no
+
+    const assigned = await waybill("shipment", "assign", trackNo, "--driver", "drv-42")
+    expect([assigned.code, assigned.out.state, assigned.out.driver_id]).toEqual([0, "assigned", "drv-42"])
+    const picked = await waybill("shipment", "pickup", trackNo)
+    expect(picked.out.state).toBe("picked_up")
+    const refused = await waybill("shipment", "unassign", trackNo)
+    expect(refused.code).toBe(1)
+    expect(refused.out.error).toMatch(/refused/)
+    const delivered = await waybill("shipment", "deliver", trackNo)
+    expect(delivered.out.state).toBe("delivered")
+    const show = await waybill("shipment", "show", trackNo)
+    expect(show.out.events.map((e: { type: string }) => e.type)).toEqual(["shipment.booked", "shipment.assigned", "shipment.picked_up", "shipment.delivered"])
+    expect((await waybill("shipment", "show", "99999999")).code).toBe(1)
+
+    const rotated = await waybill("key", "rotate", "--customer", created.out.customer_no, "--mode", "live")
+    expect(rotated.out.key).toMatch(/^wb_live_/)
+    expect(rotated.out.key).not.toBe(created.out.live_key)
+    expect(rotated.out.generation).toBe(2)
+    const disabled = await waybill("key", "disable", "--customer", created.out.customer_no, "--mode", "test")
+    expect([disabled.out.status, disabled.out.generation]).toEqual(["disabled", 2])
+    const bad = await waybill("key", "rotate", "--customer", created.out.customer_no, "--mode", "prod")
+    expect(bad.code).toBe(2)
+  }, 60_000)
+})

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bookOne, ops, OPERATOR_TOKEN, startHost, type TestAccount, type TestHost } from "./harness.js"
+
+let t: TestHost
+let a: TestAccount
+
+beforeAll(async () => {
+  t = await startHost()
+  a = await t.newAccount()
+})
+afterAll(() => t.close())
+
+describe("/ops/v1 operator API", () => {
+  it("rejects a missing token, a wrong token and customer API keys", async () => {
+    const id = await bookOne(t.url, a.liveKey)
+    const bare = await fetch(`${t.url}/ops/v1/shipments/${id}`)
+    expect(bare.status).toBe(401)
+    for (const token of ["wrong", OPERATOR_TOKEN + "x", OPERATOR_TOKEN.slice(0, -1), a.liveKey, a.testKey]) {
+      const r = await ops(t.url, `shipments/${id}`, undefined, token)
+      expect(r.status, token).toBe(401)
+      expect(r.body.data).toBeNull()
+      const w = await ops(t.url, `shipments/${id}/assign`, { driver_id: "d" }, token)
+      expect(w.status).toBe(401)
+    }
+    expect((await ops(t.url, `shipments/${id}`)).body.data.state).toBe("booked")
+  })
+
+  it("runs a multi-stop shipment through its day, with one event sequence", async () => {
+    const route = [
+      { stop_id: 1, name: "A", address: "233 S Wacker Dr", zip: "60606" },
+      { stop_id: 2, name: "B", address: "1060 W Addison St", zip: "60613" },
+      { stop_id: 3, name: "C", address: "1 Church St", zip: "60201" }
+    ]
+    const id = await bookOne(t.url, a.liveKey, { DeliverZip: "60201", DeliverAddress: "1 Church St", multistop_route: route })
+    const steps: Array<[string, unknown]> = [
+      ["assign", { driver_id: "drv-1" }],
+      ["arrive", {}],
+      ["pickup", {}],
+      ["arrive", {}],
+      ["fail-attempt", { reason: "closed" }],
+      ["arrive", { stop: 1 }],
+      ["complete-stop", {}],
+      ["arrive", {}]
+    ]
+    for (const [action, body] of steps) {
+      const r = await ops(t.url, `shipments/${id}/${action}`, body)
+      expect(r.status, `${action}: ${JSON.stringify(r.body.error)}`).toBe(200)
+    }
+    const early = await ops(t.url, `shipments/${id}/unassign`, {})
+    expect(early.status).toBe(409)
+    expect(early.body.error?.message).toMatch(/unassign/i)
+    const done = await ops(t.url, `shipments/${id}/deliver`, {})
+    expect(done.status).toBe(200)
+    expect(done.body.data.state).toBe("delivered")
+    expect(done.body.data.stops.map((s: { status: string }) => s.status)).toEqual(["completed", "completed", "completed"])
+    const seqs = done.body.data.events.map((e: { sequence: number }) => e.sequence)
+    expect(seqs).toEqual(seqs.map((_: number, i: number) => i + 1))
+    expect(done.body.data.events.at(-1).type).toBe("shipment.delivered")
+    const after = await ops(t.url, `shipments/${id}/fail`, { reason: "x" })
+    expect(after.status).toBe(409)
+  })
+
+  it("answers unknown shipments, unknown actions and bad bodies clearly", async () => {
+    expect((await ops(t.url, "shipments/99999999")).status).toBe(404)
+    const id = await bookOne(t.url, a.liveKey)
+    expect((await ops(t.url, `shipments/${id}/teleport`, {})).status).toBe(404)
+    expect((await ops(t.url, `shipments/${id}/assign`, {})).status).toBe(400)
+    expect((await ops(t.url, `shipments/${id}/assign`, { driver_id: 5 })).status).toBe(400)
+    expect((await ops(t.url, `shipments/${id}/arrive`, { stop: 9 })).status).toBe(409)
+  })
+})
