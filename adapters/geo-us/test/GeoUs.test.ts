@@ -34,7 +34,7 @@ const expectLocation = (zip: string, city: string, state: string, timeZone: stri
 
 describe("GeoUs.layer", () => {
   it.effect("resolves a ZIP through the Geo port", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const geo = yield* Geo
       const chicago = yield* geo.lookup("60601")
       expect(Option.map(chicago, (l) => [l.city, l.state, l.timeZone])).toEqual(
@@ -42,7 +42,8 @@ describe("GeoUs.layer", () => {
       )
       expect(yield* geo.lookup("00000")).toEqual(Option.none())
       expect(yield* geo.lookup("not a zip")).toEqual(Option.none())
-    }).pipe(Effect.provide(GeoUs.layer)))
+    }).pipe(Effect.provide(GeoUs.layer))
+  )
 })
 
 describe("lookupZip: well-known ZIPs", () => {
@@ -109,10 +110,12 @@ describe("lookupZip: Arizona", () => {
     ["86040", "Page"]
   ])("%s %s is America/Phoenix", (zip, city) => expectLocation(zip, city, "AZ", "America/Phoenix"))
 
-  it.each([["86515", "Window Rock"], ["86045", "Tuba City"], ["86503", "Chinle"], ["86033", "Kayenta"]])(
-    "Navajo Nation %s %s is America/Denver",
-    (zip, city) => expectLocation(zip, city, "AZ", "America/Denver")
-  )
+  it.each([
+    ["86515", "Window Rock"],
+    ["86045", "Tuba City"],
+    ["86503", "Chinle"],
+    ["86033", "Kayenta"]
+  ])("Navajo Nation %s %s is America/Denver", (zip, city) => expectLocation(zip, city, "AZ", "America/Denver"))
 
   it("every Arizona ZIP is Phoenix unless it is a Navajo Nation ZIP", () => {
     const az = Object.values(zipcodes.codes).filter((row) => row?.state === "AZ")
@@ -191,12 +194,14 @@ describe("lookupZip: whole dataset", () => {
 })
 
 describe("lookupZip: properties", () => {
-  const zipLike = fc.tuple(
-    fc.constantFrom("", " ", "\t", "\n "),
-    fc.stringMatching(/^\d{5}$/),
-    fc.option(fc.stringMatching(/^-\d{4}$/), { nil: "" }),
-    fc.constantFrom("", " ", "\r\n")
-  ).map(([pre, five, plus4, post]) => `${pre}${five}${plus4}${post}`)
+  const zipLike = fc
+    .tuple(
+      fc.constantFrom("", " ", "\t", "\n "),
+      fc.stringMatching(/^\d{5}$/),
+      fc.option(fc.stringMatching(/^-\d{4}$/), { nil: "" }),
+      fc.constantFrom("", " ", "\r\n")
+    )
+    .map(([pre, five, plus4, post]) => `${pre}${five}${plus4}${post}`)
 
   it("never throws, and is none unless the input has the ZIP shape", () => {
     fc.assert(

@@ -43,7 +43,7 @@ describe("tsup build", () => {
     // The ZIP table is megabytes; the adapter's own code is a few kilobytes.
     expect(esm.length).toBeLessThan(100_000)
     expect(cjs.length).toBeLessThan(100_000)
-    expect(esm).not.toContain("\"10001\":{")
+    expect(esm).not.toContain('"10001":{')
 
     const dts = read("index.d.ts")
     expect(dts).toContain("declare const layer: Layer.Layer<Geo>")
@@ -60,7 +60,11 @@ describe("tsup build", () => {
       return JSON.parse(stdout) as unknown
     }
     const probe = `JSON.stringify([m.GeoUs.lookupZip("60601-0001"), m.lookupZip("85001")?.timeZone, typeof m.GeoUs.layer])`
-    const expected = [expect.objectContaining({ zip: "60601", timeZone: "America/Chicago" }), "America/Phoenix", "object"]
+    const expected = [
+      expect.objectContaining({ zip: "60601", timeZone: "America/Chicago" }),
+      "America/Phoenix",
+      "object"
+    ]
     expect(await run(`import("./index.js").then((m) => console.log(${probe}))`)).toEqual(expected)
     expect(await run(`const m = require("./index.cjs"); console.log(${probe})`)).toEqual(expected)
   })

@@ -51,7 +51,12 @@ export const toRequest = (req: IncomingMessage, options: ListenerOptions = {}): 
 }
 
 /** Writes a Fetch `Response` to a Node response, streaming the body and honouring back-pressure. */
-export const writeResponse = async (response: Response, res: ServerResponse, method = "GET", closeAfter = false): Promise<void> => {
+export const writeResponse = async (
+  response: Response,
+  res: ServerResponse,
+  method = "GET",
+  closeAfter = false
+): Promise<void> => {
   const headers: Record<string, string | Array<string>> = {}
   // An answer given before the request body was read (413, early 401) leaves unread bytes on the
   // socket; closing the connection keeps them from being parsed as the next request.
@@ -83,7 +88,8 @@ export const writeResponse = async (response: Response, res: ServerResponse, met
  * Express middleware (`app.use(toNodeListener(handler))`: it answers every request it is given,
  * so mount it on the paths Waybill owns, e.g. `app.use("/api/v1", ...)`).
  */
-export const toNodeListener = (handler: FetchHandler, options: ListenerOptions = {}) =>
+export const toNodeListener =
+  (handler: FetchHandler, options: ListenerOptions = {}) =>
   (req: IncomingMessage, res: ServerResponse): void => {
     const remoteAddress = req.socket.remoteAddress
     handler(toRequest(req, options), remoteAddress === undefined ? {} : { remoteAddress })

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import { Accounts, Operations } from "@waybill/core"
-import { openDatabase, serve, waybillLayer } from "./host.js"
+import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
 
 const USAGE = `Usage: pnpm waybill <command> [options]
 
@@ -92,11 +92,11 @@ const keyMode = (value: string | undefined): "live" | "test" => {
 }
 
 /** Runs a core program against the database, then closes it. */
-const withCore = async <A>(program: Effect.Effect<A, unknown, any>): Promise<A> => {
+const withCore = async <A, E>(program: Effect.Effect<A, E, HostServices>): Promise<A> => {
   mkdirSync(dirname(dbFile), { recursive: true })
   const database = await openDatabase(dbFile)
   try {
-    const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(waybillLayer(database.db, hostOptions))) as Effect.Effect<A, unknown, never>)
+    const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(waybillLayer(database.db, hostOptions))))
     if (Exit.isSuccess(exit)) return exit.value
     throw Cause.squash(exit.cause)
   } finally {
@@ -138,7 +138,10 @@ const commands: Record<string, () => Promise<void>> = {
       ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
       ...(values["operator-token"] === undefined ? {} : { operatorToken: Redacted.make(values["operator-token"]) })
     })
-    const count = await host.database.db.selectFrom("waybill_accounts").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()
+    const count = await host.database.db
+      .selectFrom("waybill_accounts")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow()
     let demo: { customer_no: string; live_key: string; test_key: string } | undefined
     if (Number(count.n) === 0) demo = await withCore(createAccount("Demo customer"))
     if (json) out("", { url: host.url, db: dbFile, demo_account: demo ?? null })
@@ -151,7 +154,9 @@ const commands: Record<string, () => Promise<void>> = {
             `Book a test shipment:\n\n${curlExample(host.url, demo.test_key)}\n\n`
         )
       } else {
-        process.stdout.write(`Create a customer and its keys with: pnpm waybill account create --name "Your customer"\n`)
+        process.stdout.write(
+          `Create a customer and its keys with: pnpm waybill account create --name "Your customer"\n`
+        )
       }
       process.stdout.write("Press Ctrl+C to stop.\n")
     }
@@ -165,7 +170,10 @@ const commands: Record<string, () => Promise<void>> = {
     const sub = positionals[1]
     if (sub === "create") {
       const created = await withCore(createAccount(need(values.name, "--name")))
-      out(`customer_no  ${created.customer_no}\nlive key     ${created.live_key}\ntest key     ${created.test_key}\n(keys are shown once; store them now)`, created)
+      out(
+        `customer_no  ${created.customer_no}\nlive key     ${created.live_key}\ntest key     ${created.test_key}\n(keys are shown once; store them now)`,
+        created
+      )
     } else if (sub === "show") {
       const shown = await withCore(Accounts.showAccount(need(positionals[2], "CUSTOMER_NO")))
       const machine = {
@@ -183,15 +191,22 @@ const commands: Record<string, () => Promise<void>> = {
       )
     } else if (sub === "set") {
       const mode = values["cancel-mode"]
-      if (mode !== undefined && mode !== "local" && mode !== "provider") throw new UsageError("--cancel-mode must be local or provider")
-      const updated = await withCore(Accounts.updateAccount(need(positionals[2], "CUSTOMER_NO"), mode === undefined ? {} : { cancelMode: mode }))
-      out(`customer_no  ${updated.customerNo}\ncancel mode  ${updated.cancelMode}`, { customer_no: updated.customerNo, cancel_mode: updated.cancelMode })
+      if (mode !== undefined && mode !== "local" && mode !== "provider")
+        throw new UsageError("--cancel-mode must be local or provider")
+      const updated = await withCore(
+        Accounts.updateAccount(need(positionals[2], "CUSTOMER_NO"), mode === undefined ? {} : { cancelMode: mode })
+      )
+      out(`customer_no  ${updated.customerNo}\ncancel mode  ${updated.cancelMode}`, {
+        customer_no: updated.customerNo,
+        cancel_mode: updated.cancelMode
+      })
     } else if (sub === "link") {
       const parent = need(positionals[2], "PARENT_NO")
       const child = need(positionals[3], "CHILD_NO")
       await withCore(Accounts.linkAccounts(parent, child))
       out(`${parent} may now read the orders of ${child}`, { parent, child })
-    } else throw new UsageError("account create --name NAME | account show NO | account set NO | account link PARENT CHILD")
+    } else
+      throw new UsageError("account create --name NAME | account show NO | account set NO | account link PARENT CHILD")
   },
   async key() {
     const sub = positionals[1]
@@ -200,10 +215,20 @@ const commands: Record<string, () => Promise<void>> = {
     if (sub === "rotate") {
       const rotated = await withCore(Accounts.rotateKey(customer, mode))
       const key = Redacted.value(rotated.key)
-      out(`${mode} key ${key}\n(shown once; the previous key no longer works)`, { customer_no: customer, mode, key, generation: rotated.record.generation })
+      out(`${mode} key ${key}\n(shown once; the previous key no longer works)`, {
+        customer_no: customer,
+        mode,
+        key,
+        generation: rotated.record.generation
+      })
     } else if (sub === "disable" || sub === "enable") {
       const record = await withCore(Accounts.setKeyStatus(customer, mode, sub === "disable" ? "disabled" : "active"))
-      out(`${mode} key of ${customer} is ${record.status}`, { customer_no: customer, mode, status: record.status, generation: record.generation })
+      out(`${mode} key of ${customer} is ${record.status}`, {
+        customer_no: customer,
+        mode,
+        status: record.status,
+        generation: record.generation
+      })
     } else throw new UsageError("key rotate|disable|enable --customer NO --mode live|test")
   }
 }
@@ -216,7 +241,10 @@ const shipmentView = (v: ReturnType<typeof Operations.view>): string =>
     `${v.service_type} by ${v.vehicle_type}, ${v.pieces} pcs, ${v.weight} lb, $${v.charge.total.toFixed(2)}`,
     `estimated ${v.estimated_delivery.local} ${v.estimated_delivery.tz}, guaranteed ${v.guaranteed_delivery.local} ${v.guaranteed_delivery.tz}`,
     "stops:",
-    ...v.stops.map((s) => `  ${s.seq} ${s.role.padEnd(12)} ${s.status.padEnd(14)} ${s.name}, ${s.address}, ${s.city} ${s.state} ${s.zip}`),
+    ...v.stops.map(
+      (s) =>
+        `  ${s.seq} ${s.role.padEnd(12)} ${s.status.padEnd(14)} ${s.name}, ${s.address}, ${s.city} ${s.state} ${s.zip}`
+    ),
     "events:",
     ...v.events.map((e) => `  ${e.sequence}. ${e.occurred_at}  ${e.type}`),
     `allowed now: ${v.allowed_commands.join(", ") || "nothing (terminal)"}`
@@ -237,7 +265,12 @@ commands["shipment"] = async () => {
     stop = Number(values.stop)
   }
   const v = await withCore(
-    Operations.perform(trackNo, { action: sub as Operations.ActionName, driverId: values.driver, stop, reason: values.reason })
+    Operations.perform(trackNo, {
+      action: sub as Operations.ActionName,
+      driverId: values.driver,
+      stop,
+      reason: values.reason
+    })
   )
   out(shipmentView(v), v)
 }
@@ -255,7 +288,8 @@ const main = async () => {
 
 main().catch((e: unknown) => {
   const message = e instanceof UsageError ? `${e.message}\n\n${USAGE}` : describeError(e)
-  if (json) process.stdout.write(`${JSON.stringify({ error: e instanceof UsageError ? e.message : describeError(e) })}\n`)
+  if (json)
+    process.stdout.write(`${JSON.stringify({ error: e instanceof UsageError ? e.message : describeError(e) })}\n`)
   else process.stderr.write(`error: ${message}\n`)
   process.exit(e instanceof UsageError ? 2 : 1)
 })

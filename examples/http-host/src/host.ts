@@ -12,11 +12,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import { Kysely, SqliteDialect } from "kysely"
-import { Entropy, WaybillConfig } from "@waybill/core"
+import { type Cancel, Entropy, WaybillConfig } from "@waybill/core"
 import { GeoUs } from "@waybill/geo-us"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
-import { migrate, StorageKysely } from "@waybill/storage-kysely"
+import { migrate, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
 
 export interface HostOptions {
@@ -28,7 +28,7 @@ export interface HostOptions {
 
 /** An open database with Waybill's tables migrated. */
 export interface OpenDatabase {
-  readonly db: Kysely<any>
+  readonly db: Kysely<WaybillDatabase>
   readonly close: () => Promise<void>
 }
 
@@ -39,13 +39,13 @@ export const openDatabase = async (file: string): Promise<OpenDatabase> => {
   sqlite.pragma("synchronous = NORMAL")
   sqlite.pragma("busy_timeout = 5000")
   sqlite.pragma("foreign_keys = ON")
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<WaybillDatabase>({ dialect: new SqliteDialect({ database: sqlite }) })
   await Effect.runPromise(migrate(db))
   return { db, close: () => db.destroy() }
 }
 
 /** Every port the handler and the CLI need, over one database. */
-export const waybillLayer = (db: Kysely<any>, options: HostOptions) =>
+export const waybillLayer = (db: Kysely<WaybillDatabase>, options: HostOptions) =>
   Layer.mergeAll(
     StorageKysely.layer(db),
     GeoUs.layer,
@@ -56,7 +56,7 @@ export const waybillLayer = (db: Kysely<any>, options: HostOptions) =>
 
 export interface ServeOptions extends HostOptions {
   /** Extra services, e.g. a `Cancel.CancelProvider` for accounts in provider cancel mode. */
-  readonly extraLayer?: Layer.Layer<any>
+  readonly extraLayer?: Layer.Layer<Cancel.CancelProvider>
   readonly port: number
   readonly host: string
   readonly baseUrl?: string
@@ -71,10 +71,16 @@ export interface RunningHost {
   readonly close: () => Promise<void>
 }
 
+/** The services {@link waybillLayer} provides: what CLI programs and tests may require. */
+export type HostServices = Layer.Layer.Success<ReturnType<typeof waybillLayer>>
+
 /** Starts the HTTP server; resolves once it listens. */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const database = await openDatabase(options.dbFile)
-  const layer = options.extraLayer === undefined ? waybillLayer(database.db, options) : Layer.merge(waybillLayer(database.db, options), options.extraLayer)
+  const layer =
+    options.extraLayer === undefined
+      ? waybillLayer(database.db, options)
+      : Layer.merge(waybillLayer(database.db, options), options.extraLayer)
   const handler = createHandler(layer, {
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken })

@@ -33,6 +33,9 @@ export const keyRingLayer = (master: Uint8Array, id = "k1") => {
     id,
     material: Redacted.make(new Uint8Array(hkdfSync("sha256", master, new Uint8Array(0), `waybill:${purpose}`, 32)))
   })
-  const secrets = Object.fromEntries(PURPOSES.map((p) => [p, [derive(p)]])) as unknown as Record<SecretPurpose, ReadonlyArray<KeySecret>>
+  const secrets = Object.fromEntries(PURPOSES.map((p) => [p, [derive(p)]])) as unknown as Record<
+    SecretPurpose,
+    ReadonlyArray<KeySecret>
+  >
   return KeyRing.fromSecrets(secrets)
 }

@@ -26,9 +26,19 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     expect(r.body.data.jsonstrn).toBe("corr-1")
     expect(r.body.data.shipments_with_errors).toBe(0)
     const s = r.body.data.shipments[0]
-    expect(Object.keys(s).sort()).toEqual(
-      ["billing_reference", "destination_tz", "errors", "estimated_charge", "estimated_delivery", "guaranteed_delivery", "order", "result", "service_type", "track_no", "vehicle_type"]
-    )
+    expect(Object.keys(s).sort()).toEqual([
+      "billing_reference",
+      "destination_tz",
+      "errors",
+      "estimated_charge",
+      "estimated_delivery",
+      "guaranteed_delivery",
+      "order",
+      "result",
+      "service_type",
+      "track_no",
+      "vehicle_type"
+    ])
     expect(s.order).toBe(1)
     expect(s.result).toBe("success")
     expect(s.track_no).toMatch(/^[1-9]\d{7}$/)
@@ -47,7 +57,13 @@ describe("POST /api/v1/order/json/ (booking)", () => {
   })
 
   it("books several shipments; invalid ones carry their own errors and are counted", async () => {
-    const r = await postJson(endpoint, { data: { shipments: [shipment(), shipment({ Phone: "12", Weight: "" }), shipment({ BillingReference: "PO-7" })] } }, bearer(acct.liveKey))
+    const r = await postJson(
+      endpoint,
+      {
+        data: { shipments: [shipment(), shipment({ Phone: "12", Weight: "" }), shipment({ BillingReference: "PO-7" })] }
+      },
+      bearer(acct.liveKey)
+    )
     expect(r.status).toBe(200)
     expect(r.body.data.shipments_with_errors).toBe(1)
     const [a, b, c] = r.body.data.shipments
@@ -62,7 +78,11 @@ describe("POST /api/v1/order/json/ (booking)", () => {
   })
 
   it("one invalid shipment: HTTP 400 with a top-level error naming the fields", async () => {
-    const r = await postJson(endpoint, { data: { shipments: [shipment({ ServiceType: "teleport", PickupZip: "99999" })] } }, bearer(acct.liveKey))
+    const r = await postJson(
+      endpoint,
+      { data: { shipments: [shipment({ ServiceType: "teleport", PickupZip: "99999" })] } },
+      bearer(acct.liveKey)
+    )
     expect(r.status).toBe(400)
     expect(r.body.data).toBeNull()
     expect(r.body.error?.exception).toBeNull()
@@ -76,16 +96,36 @@ describe("POST /api/v1/order/json/ (booking)", () => {
       { stop_id: 10, name: "A", address: "233 S Wacker Dr", zip: "60606" },
       { stop_id: 20, name: "B", address: "1060 W Addison St", zip: "60613" }
     ]
-    const r = await postJson(endpoint, { data: { shipments: [shipment({ DeliverZip: "60201", DeliverAddress: "1 Church St", DeliverCity: "Evanston", multistop_route: route })] } }, bearer(acct.liveKey))
+    const r = await postJson(
+      endpoint,
+      {
+        data: {
+          shipments: [
+            shipment({
+              DeliverZip: "60201",
+              DeliverAddress: "1 Church St",
+              DeliverCity: "Evanston",
+              multistop_route: route
+            })
+          ]
+        }
+      },
+      bearer(acct.liveKey)
+    )
     expect(r.status).toBe(200)
     const trackNo = r.body.data.shipments[0].track_no
     const stored = Option.getOrThrow(await t.run(Effect.flatMap(ShipmentStore, (st) => st.findByTrackNo(trackNo))))
     expect(stored.stops.map((s) => s.externalId)).toEqual([10, 20, 30])
-    expect(stored.legs.map((l) => [l.fromStop, l.toStop])).toEqual([[0, 1], [1, 2]])
+    expect(stored.legs.map((l) => [l.fromStop, l.toStop])).toEqual([
+      [0, 1],
+      [1, 2]
+    ])
   })
 
   it("accepts a urlencoded form field named data", async () => {
-    const form = new URLSearchParams({ data: JSON.stringify({ data: { token: acct.liveKey, shipments: [shipment()] } }) })
+    const form = new URLSearchParams({
+      data: JSON.stringify({ data: { token: acct.liveKey, shipments: [shipment()] } })
+    })
     const response = await fetch(endpoint, { method: "POST", body: form })
     expect(response.status).toBe(200)
     const body = (await response.json()) as { data: { shipments: Array<{ result: string }> } }
@@ -104,7 +144,10 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     it("no credential: 401 'You did not provide an access token.'", async () => {
       const r = await book({})
       expect(r.status).toBe(401)
-      expect(r.body).toEqual({ data: null, error: { message: "You did not provide an access token.", exception: null } })
+      expect(r.body).toEqual({
+        data: null,
+        error: { message: "You did not provide an access token.", exception: null }
+      })
     })
 
     it("the header wins over the body", async () => {
@@ -112,7 +155,13 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     })
 
     it("an invalid Bearer is 401 even with a valid body key, and never falls back", async () => {
-      for (const header of ["Bearer wb_live_nope", "Basic Zm9vOmJhcg==", "Bearer", `Bearer  ${acct.liveKey}`, `Token ${acct.liveKey}`]) {
+      for (const header of [
+        "Bearer wb_live_nope",
+        "Basic Zm9vOmJhcg==",
+        "Bearer",
+        `Bearer  ${acct.liveKey}`,
+        `Token ${acct.liveKey}`
+      ]) {
         const r = await book({ token: acct.liveKey, key: acct.liveKey }, { authorization: header })
         expect(r.status, header).toBe(401)
         expect(r.body.error?.message).toBe("Access denied.")
@@ -150,13 +199,17 @@ describe("POST /api/v1/order/json/ (booking)", () => {
 
   describe("malformed requests answer in the envelope", () => {
     it("bad JSON: 400", async () => {
-      const r = await postJson(endpoint, "{\"data\":", bearer(acct.liveKey))
+      const r = await postJson(endpoint, '{"data":', bearer(acct.liveKey))
       expect(r.status).toBe(400)
       expect(r.body.error?.message).toBe("The body is not valid JSON.")
     })
 
     it("wrong content type: 415", async () => {
-      const response = await fetch(endpoint, { method: "POST", headers: { "content-type": "text/plain", ...bearer(acct.liveKey) }, body: "hi" })
+      const response = await fetch(endpoint, {
+        method: "POST",
+        headers: { "content-type": "text/plain", ...bearer(acct.liveKey) },
+        body: "hi"
+      })
       expect(response.status).toBe(415)
       expect(((await response.json()) as { data: unknown }).data).toBeNull()
     })
@@ -169,7 +222,11 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     })
 
     it("more than 100 shipments: 400", async () => {
-      const r = await postJson(endpoint, { data: { shipments: Array.from({ length: 101 }, () => shipment()) } }, bearer(acct.liveKey))
+      const r = await postJson(
+        endpoint,
+        { data: { shipments: Array.from({ length: 101 }, () => shipment()) } },
+        bearer(acct.liveKey)
+      )
       expect(r.status).toBe(400)
       expect(r.body.error?.message).toMatch(/at most 100/)
     })
@@ -188,7 +245,16 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     })
 
     it("a body without data.shipments: 400", async () => {
-      for (const body of [{}, { data: {} }, { data: { shipments: "x" } }, { data: { shipments: [] } }, [], "str", null, 42]) {
+      for (const body of [
+        {},
+        { data: {} },
+        { data: { shipments: "x" } },
+        { data: { shipments: [] } },
+        [],
+        "str",
+        null,
+        42
+      ]) {
         const r = await postJson(endpoint, body === null ? "null" : body, bearer(acct.liveKey))
         expect(r.status, JSON.stringify(body)).toBe(400)
         expect(r.body.data).toBeNull()
@@ -199,7 +265,14 @@ describe("POST /api/v1/order/json/ (booking)", () => {
   it("property: arbitrary JSON and strings always get a well-formed envelope with a 2xx/4xx status", async () => {
     const shipmentish = fc.dictionary(
       fc.constantFrom(...Object.keys(shipment()), "multistop_route", "piece_details", "extra"),
-      fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }))
+      fc.oneof(
+        fc.string({ maxLength: 20 }),
+        fc.integer(),
+        fc.double(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 })
+      )
     )
     const body = fc.oneof(
       fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
@@ -209,7 +282,11 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     )
     await fc.assert(
       fc.asyncProperty(body, fc.boolean(), async (raw, withKey) => {
-        const r = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json", ...(withKey ? bearer(acct.testKey) : {}) }, body: raw })
+        const r = await fetch(endpoint, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(withKey ? bearer(acct.testKey) : {}) },
+          body: raw
+        })
         expect(r.status === 200 || (r.status >= 400 && r.status < 500), `status ${r.status} for ${raw}`).toBe(true)
         const envelope = (await r.json()) as Record<string, unknown>
         expect(Object.keys(envelope).sort()).toEqual(["data", "error"])

@@ -45,7 +45,10 @@ describe("GET /api/v1/order/cancel/json/", () => {
     expect(again.text).toBe(envelope("The order is already canceled."))
     const shown = await ops(t.url, `shipments/${id}`)
     expect(shown.body.data.state).toBe("canceled")
-    expect(shown.body.data.events.map((e: { type: string }) => e.type)).toEqual(["shipment.booked", "shipment.canceled"])
+    expect(shown.body.data.events.map((e: { type: string }) => e.type)).toEqual([
+      "shipment.booked",
+      "shipment.canceled"
+    ])
   })
 
   it("after a driver is assigned: This order cannot be canceled.", async () => {
@@ -84,7 +87,9 @@ describe("GET /api/v1/order/cancel/json/", () => {
     const unknown = await cancel({ id: "00000001", key: a.liveKey })
     expect(foreign.status).toBe(unknown.status)
     expect(foreign.text).toBe(unknown.text)
-    expect([...foreign.headers.entries()].filter(([k]) => k !== "date")).toEqual([...unknown.headers.entries()].filter(([k]) => k !== "date"))
+    expect([...foreign.headers.entries()].filter(([k]) => k !== "date")).toEqual(
+      [...unknown.headers.entries()].filter(([k]) => k !== "date")
+    )
     expect(foreign.text).toBe(envelope("A valid tracking number is required."))
     // and B's shipment is untouched
     expect((await ops(t.url, `shipments/${theirs}`)).body.data.state).toBe("booked")
@@ -100,7 +105,9 @@ describe("GET /api/v1/order/cancel/json/", () => {
 
   it("the Authorization header, when sent, decides alone", async () => {
     const id = await bookOne(t.url, a.liveKey)
-    const response = await fetch(`${t.url}/api/v1/order/cancel/json/?id=${id}&key=${a.liveKey}`, { headers: { authorization: "Bearer nope" } })
+    const response = await fetch(`${t.url}/api/v1/order/cancel/json/?id=${id}&key=${a.liveKey}`, {
+      headers: { authorization: "Bearer nope" }
+    })
     expect(response.status).toBe(401)
   })
 
@@ -122,7 +129,10 @@ describe("GET /api/v1/order/cancel/json/", () => {
     const id = await bookOne(t.url, p.liveKey)
     const r = await cancel({ id, key: p.liveKey })
     expect(r.status).toBe(200)
-    expect(JSON.parse(r.text)).toEqual({ data: { result: "success", provider: "acme-dispatch", confirmation: `CX-${id}` }, error: null })
+    expect(JSON.parse(r.text)).toEqual({
+      data: { result: "success", provider: "acme-dispatch", confirmation: `CX-${id}` },
+      error: null
+    })
     expect(providerCalls).toContain(id)
     expect((await ops(t.url, `shipments/${id}`)).body.data.state).toBe("canceled")
   })
@@ -130,7 +140,10 @@ describe("GET /api/v1/order/cancel/json/", () => {
   it("cancel racing a driver assignment: exactly one wins", async () => {
     for (let i = 0; i < 12; i++) {
       const id = await bookOne(t.url, a.liveKey)
-      const [c, asg] = await Promise.all([cancel({ id, key: a.liveKey }), ops(t.url, `shipments/${id}/assign`, { driver_id: `drv-${i}` })])
+      const [c, asg] = await Promise.all([
+        cancel({ id, key: a.liveKey }),
+        ops(t.url, `shipments/${id}/assign`, { driver_id: `drv-${i}` })
+      ])
       const state = (await ops(t.url, `shipments/${id}`)).body.data.state
       if (c.status === 200) {
         expect(asg.status).toBe(409)

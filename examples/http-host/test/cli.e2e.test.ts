@@ -17,7 +17,9 @@ let db: string
 /** Runs `waybill <args> --db <db> --json` and parses its output. */
 const waybill = async (...args: Array<string>) => {
   try {
-    const { stdout } = await run(process.execPath, ["--import", "tsx", cli, ...args, "--db", db, "--json"], { cwd: resolve(import.meta.dirname, "..") })
+    const { stdout } = await run(process.execPath, ["--import", "tsx", cli, ...args, "--db", db, "--json"], {
+      cwd: resolve(import.meta.dirname, "..")
+    })
     return { code: 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) }
   } catch (e) {
     const err = e as { code: number; stdout: string }
@@ -40,15 +42,19 @@ describe("pnpm waybill (CLI)", () => {
     expect(created.out.test_key).toMatch(/^wb_test_/)
 
     const shown = await waybill("account", "show", created.out.customer_no)
-    expect(shown.out.keys.map((k: { mode: string; status: string }) => [k.mode, k.status]).sort()).toEqual([["live", "active"], ["test", "active"]])
+    expect(shown.out.keys.map((k: { mode: string; status: string }) => [k.mode, k.status]).sort()).toEqual([
+      ["live", "active"],
+      ["test", "active"]
+    ])
     expect(JSON.stringify(shown.out)).not.toContain(created.out.live_key)
 
     // book through the library against the same database file
     const database = await openDatabase(db)
     const booked = await Effect.runPromise(
-      Booking.createShipments({ body: { data: { shipments: [shipment()] } }, authorization: `Bearer ${created.out.live_key}` }).pipe(
-        Effect.provide(waybillLayer(database.db, { dbFile: db }))
-      )
+      Booking.createShipments({
+        body: { data: { shipments: [shipment()] } },
+        authorization: `Bearer ${created.out.live_key}`
+      }).pipe(Effect.provide(waybillLayer(database.db, { dbFile: db })))
     )
     await database.close()
     const trackNo = booked.shipments[0]!.track_no
@@ -63,7 +69,12 @@ describe("pnpm waybill (CLI)", () => {
     const delivered = await waybill("shipment", "deliver", trackNo)
     expect(delivered.out.state).toBe("delivered")
     const show = await waybill("shipment", "show", trackNo)
-    expect(show.out.events.map((e: { type: string }) => e.type)).toEqual(["shipment.booked", "shipment.assigned", "shipment.picked_up", "shipment.delivered"])
+    expect(show.out.events.map((e: { type: string }) => e.type)).toEqual([
+      "shipment.booked",
+      "shipment.assigned",
+      "shipment.picked_up",
+      "shipment.delivered"
+    ])
     expect((await waybill("shipment", "show", "99999999")).code).toBe(1)
 
     const rotated = await waybill("key", "rotate", "--customer", created.out.customer_no, "--mode", "live")

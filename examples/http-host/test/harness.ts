@@ -8,8 +8,8 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { Accounts } from "@waybill/core"
-import { serve, waybillLayer, type RunningHost } from "../src/host.js"
+import { Accounts, type Cancel } from "@waybill/core"
+import { type HostServices, serve, waybillLayer, type RunningHost } from "../src/host.js"
 
 export const OPERATOR_TOKEN = "op_test_token_0123456789abcdef"
 
@@ -23,12 +23,14 @@ export interface TestHost {
   readonly url: string
   readonly host: RunningHost
   /** Runs a core program against the host's database. */
-  readonly run: <A, E>(program: Effect.Effect<A, E, any>) => Promise<A>
+  readonly run: <A, E>(program: Effect.Effect<A, E, HostServices>) => Promise<A>
   readonly newAccount: (name?: string) => Promise<TestAccount>
   readonly close: () => Promise<void>
 }
 
-export const startHost = async (options: { readonly extraLayer?: Layer.Layer<any> } = {}): Promise<TestHost> => {
+export const startHost = async (
+  options: { readonly extraLayer?: Layer.Layer<Cancel.CancelProvider> } = {}
+): Promise<TestHost> => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-e2e-"))
   const dbFile = join(dir, "waybill.db")
   const host = await serve({
@@ -39,8 +41,8 @@ export const startHost = async (options: { readonly extraLayer?: Layer.Layer<any
     ...(options.extraLayer === undefined ? {} : { extraLayer: options.extraLayer })
   })
   const layer = waybillLayer(host.database.db, { dbFile })
-  const run = <A, E>(program: Effect.Effect<A, E, any>) =>
-    Effect.runPromise(program.pipe(Effect.provide(layer)) as Effect.Effect<A, E, never>)
+  const run = <A, E>(program: Effect.Effect<A, E, HostServices>) =>
+    Effect.runPromise(program.pipe(Effect.provide(layer)))
   const newAccount = async (name = "Test customer"): Promise<TestAccount> => {
     const created = await run(Accounts.createAccount({ name }))
     return {
@@ -100,7 +102,11 @@ export const postJson = async (url: string, body: unknown, headers: Record<strin
 
 /** Books one shipment with the key and returns its tracking number. */
 export const bookOne = async (url: string, key: string, overrides: Record<string, unknown> = {}): Promise<string> => {
-  const r = await postJson(`${url}/api/v1/order/json/`, { data: { shipments: [shipment(overrides)] } }, { authorization: `Bearer ${key}` })
+  const r = await postJson(
+    `${url}/api/v1/order/json/`,
+    { data: { shipments: [shipment(overrides)] } },
+    { authorization: `Bearer ${key}` }
+  )
   if (r.status !== 200) throw new Error(`booking failed: ${JSON.stringify(r.body)}`)
   return r.body.data.shipments[0].track_no as string
 }
@@ -109,7 +115,10 @@ export const bookOne = async (url: string, key: string, overrides: Record<string
 export const ops = async (url: string, path: string, body?: unknown, token: string = OPERATOR_TOKEN) => {
   const response = await fetch(`${url}/ops/v1/${path}`, {
     method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   return { status: response.status, body: (await response.json()) as Envelope }

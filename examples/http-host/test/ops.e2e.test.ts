@@ -31,7 +31,11 @@ describe("/ops/v1 operator API", () => {
       { stop_id: 2, name: "B", address: "1060 W Addison St", zip: "60613" },
       { stop_id: 3, name: "C", address: "1 Church St", zip: "60201" }
     ]
-    const id = await bookOne(t.url, a.liveKey, { DeliverZip: "60201", DeliverAddress: "1 Church St", multistop_route: route })
+    const id = await bookOne(t.url, a.liveKey, {
+      DeliverZip: "60201",
+      DeliverAddress: "1 Church St",
+      multistop_route: route
+    })
     const steps: Array<[string, unknown]> = [
       ["assign", { driver_id: "drv-1" }],
       ["arrive", {}],
@@ -52,7 +56,11 @@ describe("/ops/v1 operator API", () => {
     const done = await ops(t.url, `shipments/${id}/deliver`, {})
     expect(done.status).toBe(200)
     expect(done.body.data.state).toBe("delivered")
-    expect(done.body.data.stops.map((s: { status: string }) => s.status)).toEqual(["completed", "completed", "completed"])
+    expect(done.body.data.stops.map((s: { status: string }) => s.status)).toEqual([
+      "completed",
+      "completed",
+      "completed"
+    ])
     const seqs = done.body.data.events.map((e: { sequence: number }) => e.sequence)
     expect(seqs).toEqual(seqs.map((_: number, i: number) => i + 1))
     expect(done.body.data.events.at(-1).type).toBe("shipment.delivered")

@@ -35,7 +35,7 @@ const customerNumber = Effect.zipWith(uniformInt(9), digits(6), (first, rest) =>
 const retryDuplicates = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   self.pipe(Effect.retry({ times: 8, while: (e) => e instanceof DuplicateKey }))
 
-const issueKey = Effect.fn("Accounts.issueKey")(function*(customerNo: string, mode: KeyMode, generation: number) {
+const issueKey = Effect.fn("Accounts.issueKey")(function* (customerNo: string, mode: KeyMode, generation: number) {
   const now = yield* Clock.currentTimeMillis
   const key = yield* ApiKey.generate(mode)
   const record: ApiKeyRecord = {
@@ -52,13 +52,13 @@ const issueKey = Effect.fn("Accounts.issueKey")(function*(customerNo: string, mo
 })
 
 /** Creates a customer with an active live key and an active test key. */
-export const createAccount = Effect.fn("Accounts.createAccount")(function*(input: { readonly name: string }) {
+export const createAccount = Effect.fn("Accounts.createAccount")(function* (input: { readonly name: string }) {
   const store = yield* AccountStore
   const tx = yield* Transactor
   const now = yield* Clock.currentTimeMillis
   return yield* retryDuplicates(
     tx.withTransaction(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const account: AccountRecord = {
           customerNo: yield* customerNumber,
           name: input.name.trim().slice(0, 100),
@@ -80,25 +80,36 @@ export const createAccount = Effect.fn("Accounts.createAccount")(function*(input
 
 const requireAccount = (customerNo: string) =>
   Effect.flatMap(AccountStore, (s) => s.findAccount(customerNo)).pipe(
-    Effect.flatMap(Option.match({ onNone: () => Effect.fail(new AccountNotFound({ customerNo })), onSome: Effect.succeed }))
+    Effect.flatMap(
+      Option.match({ onNone: () => Effect.fail(new AccountNotFound({ customerNo })), onSome: Effect.succeed })
+    )
   )
 
-const currentKey = (customerNo: string, mode: KeyMode) => Effect.flatMap(AccountStore, (s) => s.findKey(customerNo, mode))
+const currentKey = (customerNo: string, mode: KeyMode) =>
+  Effect.flatMap(AccountStore, (s) => s.findKey(customerNo, mode))
 
 /**
  * Replaces the key of a mode with a new one and bumps its generation, so the old key and
  * everything issued under it (download tickets) stop working at once.
  */
-export const rotateKey = Effect.fn("Accounts.rotateKey")(function*(customerNo: string, mode: KeyMode) {
+export const rotateKey = Effect.fn("Accounts.rotateKey")(function* (customerNo: string, mode: KeyMode) {
   yield* requireAccount(customerNo)
   const previous = yield* currentKey(customerNo, mode)
   const generation = Option.match(previous, { onNone: () => 1, onSome: (k) => k.generation + 1 })
-  const issued = yield* retryDuplicates(issueKey(customerNo, mode, generation).pipe(Effect.tap((i) => Effect.flatMap(AccountStore, (s) => s.putKey(i.record)))))
+  const issued = yield* retryDuplicates(
+    issueKey(customerNo, mode, generation).pipe(
+      Effect.tap((i) => Effect.flatMap(AccountStore, (s) => s.putKey(i.record)))
+    )
+  )
   return { key: issued.key, record: issued.record }
 })
 
 /** Sets a key's status. Disabling bumps the generation: re-enabling does not revive old tickets. */
-export const setKeyStatus = Effect.fn("Accounts.setKeyStatus")(function*(customerNo: string, mode: KeyMode, status: "active" | "disabled") {
+export const setKeyStatus = Effect.fn("Accounts.setKeyStatus")(function* (
+  customerNo: string,
+  mode: KeyMode,
+  status: "active" | "disabled"
+) {
   yield* requireAccount(customerNo)
   const previous = yield* currentKey(customerNo, mode)
   if (Option.isNone(previous) || previous.value.status === "blank") return yield* new AccountNotFound({ customerNo })
@@ -106,7 +117,10 @@ export const setKeyStatus = Effect.fn("Accounts.setKeyStatus")(function*(custome
   const record: ApiKeyRecord = {
     ...previous.value,
     status,
-    generation: status === "disabled" && previous.value.status !== "disabled" ? previous.value.generation + 1 : previous.value.generation,
+    generation:
+      status === "disabled" && previous.value.status !== "disabled"
+        ? previous.value.generation + 1
+        : previous.value.generation,
     updatedAt: now
   }
   yield* Effect.flatMap(AccountStore, (s) => s.putKey(record))
@@ -114,7 +128,7 @@ export const setKeyStatus = Effect.fn("Accounts.setKeyStatus")(function*(custome
 })
 
 /** The account with its key slots (hints and statuses only; plaintext is never stored). */
-export const showAccount = Effect.fn("Accounts.showAccount")(function*(customerNo: string) {
+export const showAccount = Effect.fn("Accounts.showAccount")(function* (customerNo: string) {
   const account = yield* requireAccount(customerNo)
   const keys = yield* Effect.flatMap(AccountStore, (s) => s.listKeys(customerNo))
   const children = yield* Effect.flatMap(AccountStore, (s) => s.linkedChildren(customerNo))
@@ -131,7 +145,10 @@ export interface AccountSettings {
 }
 
 /** Changes an account's settings (cancel mode, negotiated rates, IP allowlist). */
-export const updateAccount = Effect.fn("Accounts.updateAccount")(function*(customerNo: string, settings: AccountSettings) {
+export const updateAccount = Effect.fn("Accounts.updateAccount")(function* (
+  customerNo: string,
+  settings: AccountSettings
+) {
   const account = yield* requireAccount(customerNo)
   const updated: AccountRecord = {
     ...account,
@@ -144,7 +161,7 @@ export const updateAccount = Effect.fn("Accounts.updateAccount")(function*(custo
 })
 
 /** Lets `parent` read `child`'s orders (documents, tracking); both must exist. */
-export const linkAccounts = Effect.fn("Accounts.linkAccounts")(function*(parent: string, child: string) {
+export const linkAccounts = Effect.fn("Accounts.linkAccounts")(function* (parent: string, child: string) {
   yield* requireAccount(parent)
   yield* requireAccount(child)
   yield* Effect.flatMap(AccountStore, (s) => s.linkAccount(parent, child))

@@ -62,7 +62,7 @@ export const hint = (key: string): string => key.slice(0, "wb_live_".length + 4)
 
 /** A fresh key of the given mode from the Entropy port (rejection sampling keeps base62 uniform). */
 export const generate = (mode: KeyMode): Effect.Effect<Redacted.Redacted<string>, never, Entropy> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const entropy = yield* Entropy
     let body = ""
     while (body.length < BODY_LENGTH) {
@@ -76,8 +76,10 @@ export const generate = (mode: KeyMode): Effect.Effect<Redacted.Redacted<string>
 
 /** Hex HMAC-SHA-256 of the key under the current `api-key` secret: what storage keeps and looks up. */
 export const hash = (key: Redacted.Redacted<string>): Effect.Effect<string, never, KeyRing> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const secret = yield* (yield* KeyRing).current("api-key")
-    const mac = yield* Effect.promise(() => hmacSha256(`api-key:${secret.id}`, Redacted.value(secret.material), utf8(Redacted.value(key))))
+    const mac = yield* Effect.promise(() =>
+      hmacSha256(`api-key:${secret.id}`, Redacted.value(secret.material), utf8(Redacted.value(key)))
+    )
     return toHex(mac)
   })

@@ -185,14 +185,27 @@ interface StopDraft {
 
 const present = (v: unknown): boolean => v !== undefined && v !== null && String(v).trim() !== ""
 
-const sameAddress = (a: string, b: string) => a.toLowerCase().replace(/[\s.,#]+/g, " ").trim() === b.toLowerCase().replace(/[\s.,#]+/g, " ").trim()
+const sameAddress = (a: string, b: string) =>
+  a
+    .toLowerCase()
+    .replace(/[\s.,#]+/g, " ")
+    .trim() ===
+  b
+    .toLowerCase()
+    .replace(/[\s.,#]+/g, " ")
+    .trim()
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 /** The 5-digit ZIPs a shipment names (valid-looking ones only), for one batched Geo lookup. */
 export const zipsOf = (input: ShipmentInput): ReadonlyArray<string> => {
   const raw = [input.PickupZip, input.DeliverZip, ...(input.multistop_route ?? []).map((s) => s.zip)]
-  return raw.flatMap((z) => Either.getOrElse(Either.map(Sanitize.zip(z), (v) => [v]), () => []))
+  return raw.flatMap((z) =>
+    Either.getOrElse(
+      Either.map(Sanitize.zip(z), (v) => [v]),
+      () => []
+    )
+  )
 }
 
 /** Whether the shipment is routed by `multistop_route` (3 or more stops) rather than Pickup and Deliver fields. */
@@ -229,14 +242,18 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
     : undefined
   if (!present(input.ServiceType)) problems.push("ServiceType is required")
   else if (service === undefined) {
-    problems.push(`ServiceType "${Sanitize.text(input.ServiceType, 40)}" is not offered (one of: ${config.services.map((s) => s.code).join(", ")})`)
+    problems.push(
+      `ServiceType "${Sanitize.text(input.ServiceType, 40)}" is not offered (one of: ${config.services.map((s) => s.code).join(", ")})`
+    )
   }
   const vehicle = present(input.VehicleType)
     ? Option.getOrUndefined(Catalog.resolveVehicle(config.vehicles, String(input.VehicleType)))
     : undefined
   if (!present(input.VehicleType)) problems.push("VehicleType is required")
   else if (vehicle === undefined) {
-    problems.push(`VehicleType "${Sanitize.text(input.VehicleType, 40)}" is not offered (one of: ${config.vehicles.map((v) => v.code).join(", ")})`)
+    problems.push(
+      `VehicleType "${Sanitize.text(input.VehicleType, 40)}" is not offered (one of: ${config.vehicles.map((v) => v.code).join(", ")})`
+    )
   }
   if (vehicle !== undefined && weightLb !== undefined && pieces !== undefined) {
     Option.map(Catalog.capacityProblem(vehicle, weightLb, pieces), (m) => problems.push(m))
@@ -288,8 +305,15 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
       drafts.sort((a, b) => a.externalId! - b.externalId!)
       const first = drafts[0]!
       const last = drafts[drafts.length - 1]!
-      const mustMatch = (field: string, value: unknown, expected: string, which: string, cmp: (a: string, b: string) => boolean) => {
-        if (present(value) && !cmp(Sanitize.text(value, 200), expected)) problems.push(`${field} does not match the ${which} stop of multistop_route`)
+      const mustMatch = (
+        field: string,
+        value: unknown,
+        expected: string,
+        which: string,
+        cmp: (a: string, b: string) => boolean
+      ) => {
+        if (present(value) && !cmp(Sanitize.text(value, 200), expected))
+          problems.push(`${field} does not match the ${which} stop of multistop_route`)
       }
       const zipEq = (a: string, b: string) => Either.getOrElse(Sanitize.zip(a), () => a) === b
       mustMatch("PickupZip", input.PickupZip, first.zip, "first", zipEq)
@@ -305,7 +329,14 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
       const city = take(`${prefix}City`, Sanitize.requiredText(input[`${prefix}City`], t.city))
       const state = take(`${prefix}State`, Sanitize.requiredText(input[`${prefix}State`], 30))
       const location = located(`${prefix}Zip`, input[`${prefix}Zip`])
-      if (name === undefined || address === undefined || city === undefined || state === undefined || location === undefined) return undefined
+      if (
+        name === undefined ||
+        address === undefined ||
+        city === undefined ||
+        state === undefined ||
+        location === undefined
+      )
+        return undefined
       return {
         externalId: null,
         name,
@@ -332,15 +363,22 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
     const pickupTz = stops[0]!.location.timeZone
     const deliverTz = stops[stops.length - 1]!.location.timeZone
     const pickupAt = present(input.Pickupdate)
-      ? take("Pickupdate", parseDateInput(input.Pickupdate, { nowMs: ctx.nowMs, timeZone: pickupTz, role: "pickup", hours }))
+      ? take(
+          "Pickupdate",
+          parseDateInput(input.Pickupdate, { nowMs: ctx.nowMs, timeZone: pickupTz, role: "pickup", hours })
+        )
       : (problems.push("Pickupdate is required"), undefined)
     const deliverAt = present(input.Deliverdate)
-      ? take("Deliverdate", parseDateInput(input.Deliverdate, { nowMs: ctx.nowMs, timeZone: deliverTz, role: "deliver", hours }))
+      ? take(
+          "Deliverdate",
+          parseDateInput(input.Deliverdate, { nowMs: ctx.nowMs, timeZone: deliverTz, role: "deliver", hours })
+        )
       : (problems.push("Deliverdate is required"), undefined)
     if (pickupAt !== undefined && pickupAt < ctx.nowMs - config.booking.pastPickupToleranceMinutes * 60_000) {
       problems.push(`Pickupdate is more than ${config.booking.pastPickupToleranceMinutes} minutes in the past`)
     }
-    if (pickupAt !== undefined && deliverAt !== undefined && deliverAt < pickupAt) problems.push("Deliverdate is before Pickupdate")
+    if (pickupAt !== undefined && deliverAt !== undefined && deliverAt < pickupAt)
+      problems.push("Deliverdate is before Pickupdate")
     readyAt = pickupAt === undefined ? undefined : Math.max(pickupAt, ctx.nowMs)
     requestedDeliveryAt = deliverAt
   } else {
@@ -354,14 +392,26 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
   }
 
   if (
-    problems.length > 0 || stops === undefined || contact === undefined || phone === undefined || pieces === undefined ||
-    weightLb === undefined || service === undefined || vehicle === undefined || readyAt === undefined ||
-    requestedDeliveryAt === undefined || signatureRequired === undefined || liftgateRequired === undefined
+    problems.length > 0 ||
+    stops === undefined ||
+    contact === undefined ||
+    phone === undefined ||
+    pieces === undefined ||
+    weightLb === undefined ||
+    service === undefined ||
+    vehicle === undefined ||
+    readyAt === undefined ||
+    requestedDeliveryAt === undefined ||
+    signatureRequired === undefined ||
+    liftgateRequired === undefined
   ) {
     return Either.left(problems.length > 0 ? problems : ["shipment is invalid"])
   }
 
-  const legs = legsBetween(stops.map((s) => s.location), config.routing.circuity)
+  const legs = legsBetween(
+    stops.map((s) => s.location),
+    config.routing.circuity
+  )
   const eta = estimate({
     readyAt,
     service,
@@ -438,7 +488,11 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
 // The use case.
 
 /** 8 digits, first one non-zero, from the CSPRNG: unguessable and not sequential. */
-export const trackingNumber: Effect.Effect<string, never, Entropy> = Effect.zipWith(uniformInt(9), digits(7), (first, rest) => `${first + 1}${rest}`)
+export const trackingNumber: Effect.Effect<string, never, Entropy> = Effect.zipWith(
+  uniformInt(9),
+  digits(7),
+  (first, rest) => `${first + 1}${rest}`
+)
 
 /** The response element for a stored shipment. */
 export const successResult = (order: number, s: ShipmentRecord): ShipmentResult => {
@@ -458,7 +512,11 @@ export const successResult = (order: number, s: ShipmentRecord): ShipmentResult 
   }
 }
 
-const errorResult = (order: number, input: ShipmentInput | undefined, errors: ReadonlyArray<string>): ShipmentResult => ({
+const errorResult = (
+  order: number,
+  input: ShipmentInput | undefined,
+  errors: ReadonlyArray<string>
+): ShipmentResult => ({
   order,
   result: "error",
   track_no: "",
@@ -474,17 +532,21 @@ const errorResult = (order: number, input: ShipmentInput | undefined, errors: Re
 
 const structuralProblems = (error: ParseResult.ParseError): ReadonlyArray<string> =>
   ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
-    const path = issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("")
-    return issue._tag === "Missing" ? `${path} is required` : `${path} must be ${issue.path.some((p) => p === "multistop_route" || p === "piece_details") && issue.path.length === 1 ? "an array of objects" : "a string or a number"}`
+    const path = issue.path
+      .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+      .join("")
+    return issue._tag === "Missing"
+      ? `${path} is required`
+      : `${path} must be ${issue.path.some((p) => p === "multistop_route" || p === "piece_details") && issue.path.length === 1 ? "an array of objects" : "a string or a number"}`
   })
 
 /** Stores one planned shipment and its `shipment.booked` event in one transaction, retrying tracking-number collisions. */
-export const book = Effect.fn("Booking.book")(function*(p: ShipmentPlan, principal: Principal, jsonstrn: string) {
+export const book = Effect.fn("Booking.book")(function* (p: ShipmentPlan, principal: Principal, jsonstrn: string) {
   const store = yield* ShipmentStore
   const outbox = yield* EventOutbox
   const tx = yield* Transactor
   const now = yield* Clock.currentTimeMillis
-  const attempt = Effect.gen(function*() {
+  const attempt = Effect.gen(function* () {
     const trackNo = yield* trackingNumber
     const record: ShipmentRecord = {
       trackNo,
@@ -549,7 +611,10 @@ export const book = Effect.fn("Booking.book")(function*(p: ShipmentPlan, princip
   })
   return yield* attempt.pipe(
     Effect.retry({ times: 10, while: (e) => e instanceof DuplicateKey }),
-    Effect.catchTag("DuplicateKey", (cause) => new StorageError({ operation: "Booking.book: no free tracking number", cause }))
+    Effect.catchTag(
+      "DuplicateKey",
+      (cause) => new StorageError({ operation: "Booking.book: no free tracking number", cause })
+    )
   )
 })
 
@@ -568,18 +633,25 @@ const asRecord = (u: unknown): Record<string, unknown> | undefined =>
  * `ValidationFailed`; with several, each failing shipment carries its own `errors` and the valid
  * ones are booked.
  */
-export const createShipments = Effect.fn("Booking.createShipments")(function*(input: CreateShipmentsInput) {
+export const createShipments = Effect.fn("Booking.createShipments")(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
   const data = asRecord(asRecord(input.body)?.["data"]) ?? {}
   const principal = yield* Credentials.authenticate(Credentials.forBooking(input.authorization, data))
 
   const request = yield* Schema.decodeUnknown(CreateShipmentsRequest)(input.body).pipe(
-    Effect.mapError(() => new BadRequest({ message: "The body must be an object {\"data\": {\"shipments\": [...]}} with one or more shipments." }))
+    Effect.mapError(
+      () =>
+        new BadRequest({
+          message: 'The body must be an object {"data": {"shipments": [...]}} with one or more shipments.'
+        })
+    )
   )
   const raw = request.data.shipments
   if (raw.length === 0) return yield* new BadRequest({ message: "data.shipments must hold at least one shipment." })
   if (raw.length > config.booking.maxShipmentsPerRequest) {
-    return yield* new BadRequest({ message: `data.shipments holds ${raw.length} shipments; at most ${config.booking.maxShipmentsPerRequest} are allowed per request.` })
+    return yield* new BadRequest({
+      message: `data.shipments holds ${raw.length} shipments; at most ${config.booking.maxShipmentsPerRequest} are allowed per request.`
+    })
   }
   const jsonstrn = Sanitize.text(request.data.jsonstrn, 255)
 
@@ -616,4 +688,12 @@ export const createShipments = Effect.fn("Booking.createShipments")(function*(in
 })
 
 /** Services createShipments needs; the host provides them as layers. */
-export type BookingRequirements = WaybillConfig | AccountStore | KeyRing | Geo | Entropy | ShipmentStore | EventOutbox | Transactor
+export type BookingRequirements =
+  | WaybillConfig
+  | AccountStore
+  | KeyRing
+  | Geo
+  | Entropy
+  | ShipmentStore
+  | EventOutbox
+  | Transactor

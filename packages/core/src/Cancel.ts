@@ -35,9 +35,14 @@ export class CancelProviderFailed extends Schema.TaggedError<CancelProviderFaile
  * and returns its payload, which the API returns in `data` (interface 2.5: "some cancellations
  * return a provider response payload instead").
  */
-export class CancelProvider extends Context.Tag("@waybill/core/CancelProvider")<CancelProvider, {
-  readonly cancel: (shipment: ShipmentRecord) => Effect.Effect<Readonly<Record<string, unknown>>, CancelProviderFailed>
-}>() {}
+export class CancelProvider extends Context.Tag("@waybill/core/CancelProvider")<
+  CancelProvider,
+  {
+    readonly cancel: (
+      shipment: ShipmentRecord
+    ) => Effect.Effect<Readonly<Record<string, unknown>>, CancelProviderFailed>
+  }
+>() {}
 
 /** Tracking numbers as the interface allows them in `id`: 6 to 8 digits. */
 export const TRACKING_NUMBER = /^\d{6,8}$/
@@ -62,14 +67,14 @@ const cancelable = (principal: Principal, s: ShipmentRecord) =>
  * version check: on a conflict the shipment is read again and the decision retaken, so exactly
  * one of the two wins and the loser gets the answer the new state calls for.
  */
-export const cancel = Effect.fn("Cancel.cancel")(function*(input: CancelInput) {
+export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) {
   const principal = yield* Credentials.authenticate(
     Credentials.resolve(input.authorization, [{ source: "query.key", values: input.key }])
   )
   const id = parseId(input.id)
   if (Option.isNone(id)) return yield* new InvalidTrackingNumber()
   const store = yield* ShipmentStore
-  const attempt = Effect.gen(function*() {
+  const attempt = Effect.gen(function* () {
     const found = yield* store.findByTrackNo(id.value)
     if (Option.isNone(found) || !cancelable(principal, found.value)) return yield* new InvalidTrackingNumber()
     const shipment = found.value
@@ -78,7 +83,8 @@ export const cancel = Effect.fn("Cancel.cancel")(function*(input: CancelInput) {
     let payload: Readonly<Record<string, unknown>> = { result: "success" }
     if (principal.account.cancelMode === "provider") {
       const provider = yield* Effect.serviceOption(CancelProvider)
-      if (Option.isNone(provider)) return yield* new CancelProviderFailed({ message: "no cancel provider is configured" })
+      if (Option.isNone(provider))
+        return yield* new CancelProviderFailed({ message: "no cancel provider is configured" })
       payload = yield* provider.value.cancel(shipment)
     }
     yield* commit(shipment, transition.right)

@@ -38,19 +38,15 @@ const resolve = <A extends { readonly code: string; readonly aliases: ReadonlyAr
  * The service a client's `ServiceType` names, by code or alias, case-, space-, `-`, `_` and
  * `.`-insensitively. `none` means the name is not offered; the caller reports it.
  */
-export const resolveService = (
-  services: ReadonlyArray<ServiceOption>,
-  input: string
-): Option.Option<ServiceOption> => resolve(services, input)
+export const resolveService = (services: ReadonlyArray<ServiceOption>, input: string): Option.Option<ServiceOption> =>
+  resolve(services, input)
 
 /**
  * The vehicle a client's `VehicleType` names, by code or alias, with the same matching rules
  * as {@link resolveService}.
  */
-export const resolveVehicle = (
-  vehicles: ReadonlyArray<VehicleOption>,
-  input: string
-): Option.Option<VehicleOption> => resolve(vehicles, input)
+export const resolveVehicle = (vehicles: ReadonlyArray<VehicleOption>, input: string): Option.Option<VehicleOption> =>
+  resolve(vehicles, input)
 
 /**
  * Why a shipment does not fit the vehicle, naming the limit so a client can pick a bigger one
@@ -58,11 +54,7 @@ export const resolveVehicle = (
  * named, joined by `"; "`, so the client fixes everything in one round trip. Limits are
  * inclusive: exactly `maxWeightLb` fits. A non-number (NaN) never fits.
  */
-export const capacityProblem = (
-  vehicle: VehicleOption,
-  weightLb: number,
-  pieces: number
-): Option.Option<string> => {
+export const capacityProblem = (vehicle: VehicleOption, weightLb: number, pieces: number): Option.Option<string> => {
   const problems: Array<string> = []
   if (!(weightLb <= vehicle.maxWeightLb)) {
     problems.push(`Weight ${weightLb} lb exceeds the ${vehicle.code} limit of ${vehicle.maxWeightLb} lb`)

@@ -125,25 +125,140 @@ export type WaybillConfigShape = typeof WaybillConfigSchema.Type
 /** The defaults of `shared/design/DECISIONS.md`. */
 export const defaults: WaybillConfigShape = {
   services: [
-    { code: "rush", aliases: ["asap", "1hour", "hotshot", "direct"], kind: "window", windowMinutes: 90, dispatchLeadMinutes: 15, multiplier: 1.75 },
-    { code: "2hour", aliases: ["2hr", "2 hour", "two hour", "2 hours"], kind: "window", windowMinutes: 120, dispatchLeadMinutes: 30, multiplier: 1.4 },
-    { code: "4hour", aliases: ["4hr", "4 hour", "four hour", "4 hours"], kind: "window", windowMinutes: 240, dispatchLeadMinutes: 60, multiplier: 1.2 },
-    { code: "sameday", aliases: ["same day", "regular", "standard"], kind: "sameday", deadline: "17:00", cutoff: "14:00", dispatchLeadMinutes: 180, multiplier: 1 },
-    { code: "nextday", aliases: ["next day", "overnight", "economy"], kind: "nextday", deadline: "12:00", dispatchLeadMinutes: 0, multiplier: 0.85 },
-    { code: "scheduled", aliases: ["schedule", "appointment"], kind: "scheduled", dispatchLeadMinutes: 0, multiplier: 1 }
+    {
+      code: "rush",
+      aliases: ["asap", "1hour", "hotshot", "direct"],
+      kind: "window",
+      windowMinutes: 90,
+      dispatchLeadMinutes: 15,
+      multiplier: 1.75
+    },
+    {
+      code: "2hour",
+      aliases: ["2hr", "2 hour", "two hour", "2 hours"],
+      kind: "window",
+      windowMinutes: 120,
+      dispatchLeadMinutes: 30,
+      multiplier: 1.4
+    },
+    {
+      code: "4hour",
+      aliases: ["4hr", "4 hour", "four hour", "4 hours"],
+      kind: "window",
+      windowMinutes: 240,
+      dispatchLeadMinutes: 60,
+      multiplier: 1.2
+    },
+    {
+      code: "sameday",
+      aliases: ["same day", "regular", "standard"],
+      kind: "sameday",
+      deadline: "17:00",
+      cutoff: "14:00",
+      dispatchLeadMinutes: 180,
+      multiplier: 1
+    },
+    {
+      code: "nextday",
+      aliases: ["next day", "overnight", "economy"],
+      kind: "nextday",
+      deadline: "12:00",
+      dispatchLeadMinutes: 0,
+      multiplier: 0.85
+    },
+    {
+      code: "scheduled",
+      aliases: ["schedule", "appointment"],
+      kind: "scheduled",
+      dispatchLeadMinutes: 0,
+      multiplier: 1
+    }
   ],
   vehicles: [
-    { code: "bike", aliases: ["bicycle", "cyclist", "courier"], maxWeightLb: 25, maxPieces: 3, speedMph: 12, rates: { base: 12, includedMiles: 3, perMile: 2, includedWeightLb: 10, perLb: 0.5, perExtraStop: 5, minimum: 12 } },
-    { code: "car", aliases: ["sedan", "auto", "automobile"], maxWeightLb: 100, maxPieces: 10, speedMph: 20, rates: { base: 18, includedMiles: 5, perMile: 1.75, includedWeightLb: 25, perLb: 0.25, perExtraStop: 7.5, minimum: 18 } },
-    { code: "suv", aliases: ["minivan", "small van"], maxWeightLb: 300, maxPieces: 25, speedMph: 20, rates: { base: 28, includedMiles: 5, perMile: 2.1, includedWeightLb: 75, perLb: 0.2, perExtraStop: 10, minimum: 28 } },
-    { code: "cargovan", aliases: ["van", "cargo van", "sprinter"], maxWeightLb: 2000, maxPieces: 80, speedMph: 18, rates: { base: 45, includedMiles: 10, perMile: 2.5, includedWeightLb: 200, perLb: 0.1, perExtraStop: 15, minimum: 45 } },
-    { code: "boxtruck", aliases: ["box truck", "truck", "straight truck"], maxWeightLb: 8000, maxPieces: 300, speedMph: 15, rates: { base: 95, includedMiles: 10, perMile: 3.5, includedWeightLb: 1000, perLb: 0.05, perExtraStop: 25, minimum: 95 } }
+    {
+      code: "bike",
+      aliases: ["bicycle", "cyclist", "courier"],
+      maxWeightLb: 25,
+      maxPieces: 3,
+      speedMph: 12,
+      rates: { base: 12, includedMiles: 3, perMile: 2, includedWeightLb: 10, perLb: 0.5, perExtraStop: 5, minimum: 12 }
+    },
+    {
+      code: "car",
+      aliases: ["sedan", "auto", "automobile"],
+      maxWeightLb: 100,
+      maxPieces: 10,
+      speedMph: 20,
+      rates: {
+        base: 18,
+        includedMiles: 5,
+        perMile: 1.75,
+        includedWeightLb: 25,
+        perLb: 0.25,
+        perExtraStop: 7.5,
+        minimum: 18
+      }
+    },
+    {
+      code: "suv",
+      aliases: ["minivan", "small van"],
+      maxWeightLb: 300,
+      maxPieces: 25,
+      speedMph: 20,
+      rates: {
+        base: 28,
+        includedMiles: 5,
+        perMile: 2.1,
+        includedWeightLb: 75,
+        perLb: 0.2,
+        perExtraStop: 10,
+        minimum: 28
+      }
+    },
+    {
+      code: "cargovan",
+      aliases: ["van", "cargo van", "sprinter"],
+      maxWeightLb: 2000,
+      maxPieces: 80,
+      speedMph: 18,
+      rates: {
+        base: 45,
+        includedMiles: 10,
+        perMile: 2.5,
+        includedWeightLb: 200,
+        perLb: 0.1,
+        perExtraStop: 15,
+        minimum: 45
+      }
+    },
+    {
+      code: "boxtruck",
+      aliases: ["box truck", "truck", "straight truck"],
+      maxWeightLb: 8000,
+      maxPieces: 300,
+      speedMph: 15,
+      rates: {
+        base: 95,
+        includedMiles: 10,
+        perMile: 3.5,
+        includedWeightLb: 1000,
+        perLb: 0.05,
+        perExtraStop: 25,
+        minimum: 95
+      }
+    }
   ],
   fees: { liftgate: 35, signature: 3.5, fuelSurchargePercent: 12 },
   routing: { circuity: 1.25, serviceMinutesPerStop: 5, graceMiles: 30, stepMiles: 5, extraMinutesPerStep: 15 },
   businessHours: { open: "08:00", close: "18:00", days: [1, 2, 3, 4, 5] },
   truncation: { contact: 50, name: 50, phone: 15, instructions: 250, billingReference: 23, address: 60, city: 40 },
-  booking: { maxShipmentsPerRequest: 100, maxBodyBytes: 1024 * 1024, pastPickupToleranceMinutes: 15, maxStops: 50, maxPieceDetails: 500 }
+  booking: {
+    maxShipmentsPerRequest: 100,
+    maxBodyBytes: 1024 * 1024,
+    pastPickupToleranceMinutes: 15,
+    maxStops: 50,
+    maxPieceDetails: 500
+  }
 }
 
 /** The configuration every use case reads. */

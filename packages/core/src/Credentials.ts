@@ -19,14 +19,7 @@ import { constantTimeEqual } from "./internal/bytes.js"
 import type { KeyRing } from "./KeyRing.js"
 
 /** Where a credential was found; kept for logs and for `Cache-Control: no-store` on query keys. */
-export type Source =
-  | "header"
-  | "body.token"
-  | "body.key"
-  | "form.key"
-  | "query.key"
-  | "query.apikey"
-  | "query.token"
+export type Source = "header" | "body.token" | "body.key" | "form.key" | "query.key" | "query.apikey" | "query.token"
 
 export type Resolution =
   | { readonly _tag: "None" }
@@ -71,7 +64,10 @@ export const resolve = (authorization: string | null | undefined, candidates: Re
 }
 
 /** Create shipments: header, then body `data.token`, then `data.key`. */
-export const forBooking = (authorization: string | null | undefined, data: { readonly token?: unknown; readonly key?: unknown }): Resolution =>
+export const forBooking = (
+  authorization: string | null | undefined,
+  data: { readonly token?: unknown; readonly key?: unknown }
+): Resolution =>
   resolve(authorization, [
     { source: "body.token", values: [data.token] },
     { source: "body.key", values: [data.key] }
@@ -81,8 +77,10 @@ export const forBooking = (authorization: string | null | undefined, data: { rea
  * Turns a resolution into the principal it names. Missing -> MissingCredential; everything else
  * that cannot authenticate -> InvalidCredential (the reason is for logs, never for the client).
  */
-export const authenticate = (resolution: Resolution): Effect.Effect<Principal, MissingCredential | InvalidCredential | StorageError, AccountStore | KeyRing> =>
-  Effect.gen(function*() {
+export const authenticate = (
+  resolution: Resolution
+): Effect.Effect<Principal, MissingCredential | InvalidCredential | StorageError, AccountStore | KeyRing> =>
+  Effect.gen(function* () {
     if (resolution._tag === "None") return yield* new MissingCredential()
     if (resolution._tag === "Invalid") return yield* new InvalidCredential({ reason: resolution.reason })
     const token = resolution.token

@@ -22,15 +22,19 @@ export class Entropy extends Context.Tag("@waybill/core/Entropy")<Entropy, Entro
 /** Uniform integer in [0, bound) from the port, without modulo bias. */
 export const uniformInt = (bound: number): Effect.Effect<number, never, Entropy> =>
   Effect.flatMap(Entropy, (entropy) =>
-    Effect.iterate({ value: -1 }, {
-      while: (s) => s.value < 0,
-      body: () =>
-        Effect.map(entropy.bytes(4), (b) => {
-          const x = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0
-          const limit = Math.floor(0x1_0000_0000 / bound) * bound
-          return { value: x < limit ? x % bound : -1 }
-        })
-    })).pipe(Effect.map((s) => s.value))
+    Effect.iterate(
+      { value: -1 },
+      {
+        while: (s) => s.value < 0,
+        body: () =>
+          Effect.map(entropy.bytes(4), (b) => {
+            const x = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0
+            const limit = Math.floor(0x1_0000_0000 / bound) * bound
+            return { value: x < limit ? x % bound : -1 }
+          })
+      }
+    )
+  ).pipe(Effect.map((s) => s.value))
 
 /** `n` decimal digits, leading zeros allowed. */
 export const digits = (n: number): Effect.Effect<string, never, Entropy> =>

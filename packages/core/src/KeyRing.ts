@@ -28,7 +28,9 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
    * secret of at least 32 bytes; a host typically derives them from one master secret it keeps
    * outside the database.
    */
-  static readonly fromSecrets = (secrets: Readonly<Record<SecretPurpose, ReadonlyArray<KeySecret>>>): Layer.Layer<KeyRing> =>
+  static readonly fromSecrets = (
+    secrets: Readonly<Record<SecretPurpose, ReadonlyArray<KeySecret>>>
+  ): Layer.Layer<KeyRing> =>
     Layer.succeed(KeyRing, {
       current: (purpose) => {
         const first = secrets[purpose][0]

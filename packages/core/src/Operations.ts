@@ -34,14 +34,19 @@ export class ShipmentNotFound extends Schema.TaggedError<ShipmentNotFound>()("Sh
 /** Reads a shipment or fails with {@link ShipmentNotFound}. */
 export const load = (trackNo: string) =>
   Effect.flatMap(ShipmentStore, (store) => store.findByTrackNo(trackNo)).pipe(
-    Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ShipmentNotFound({ trackNo })), onSome: Effect.succeed }))
+    Effect.flatMap(
+      Option.match({ onNone: () => Effect.fail(new ShipmentNotFound({ trackNo })), onSome: Effect.succeed })
+    )
   )
 
 /**
  * Applies a decided transition to the version it was decided from: the new state and stop
  * statuses, and its events with ids and times, in one transaction.
  */
-export const commit = Effect.fn("Operations.commit")(function*(shipment: ShipmentRecord, transition: Lifecycle.Transition) {
+export const commit = Effect.fn("Operations.commit")(function* (
+  shipment: ShipmentRecord,
+  transition: Lifecycle.Transition
+) {
   const store = yield* ShipmentStore
   const outbox = yield* EventOutbox
   const tx = yield* Transactor
@@ -49,7 +54,7 @@ export const commit = Effect.fn("Operations.commit")(function*(shipment: Shipmen
   const ids: Array<string> = []
   for (let i = 0; i < transition.events.length; i++) ids.push(yield* Ulid.eventId)
   return yield* tx.withTransaction(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const updated = yield* store.update({
         trackNo: shipment.trackNo,
         expectedVersion: shipment.version,
@@ -82,7 +87,7 @@ export const commit = Effect.fn("Operations.commit")(function*(shipment: Shipmen
  * lifecycle refuses it, `VersionConflict` when another writer changed the shipment first, and
  * `ShipmentNotFound` for an unknown tracking number.
  */
-export const execute = Effect.fn("Operations.execute")(function*(trackNo: string, command: Lifecycle.Command) {
+export const execute = Effect.fn("Operations.execute")(function* (trackNo: string, command: Lifecycle.Command) {
   const shipment = yield* load(trackNo)
   const transition = Lifecycle.decide(shipment, command)
   if (Either.isLeft(transition)) return yield* transition.left
@@ -100,7 +105,11 @@ export const nextStop = (shipment: Pick<ShipmentRecord, "stops">): number => {
 
 /** A shipment with its events, shaped for operators (snake_case JSON, local times with zone). */
 export const view = (s: ShipmentRecord, events: ReadonlyArray<DomainEvent>) => {
-  const local = (ms: number, tz: string) => ({ local: formatInZone(ms, tz), tz: abbreviation(ms, tz), utc: new Date(ms).toISOString() })
+  const local = (ms: number, tz: string) => ({
+    local: formatInZone(ms, tz),
+    tz: abbreviation(ms, tz),
+    utc: new Date(ms).toISOString()
+  })
   const destTz = s.stops[s.stops.length - 1]!.timeZone
   return {
     track_no: s.trackNo,
@@ -142,7 +151,7 @@ export const view = (s: ShipmentRecord, events: ReadonlyArray<DomainEvent>) => {
 }
 
 /** A shipment and its events, for `show`. */
-export const show = Effect.fn("Operations.show")(function*(trackNo: string) {
+export const show = Effect.fn("Operations.show")(function* (trackNo: string) {
   const shipment = yield* load(trackNo)
   const events = yield* Effect.flatMap(EventOutbox, (o) => o.listByShipment(trackNo))
   return view(shipment, events)
@@ -182,7 +191,10 @@ export class InvalidAction extends Schema.TaggedError<InvalidAction>()("InvalidA
 const decodeCommand = Schema.decodeUnknownEither(Lifecycle.Command)
 
 /** Builds the lifecycle command for an action against the current shipment (pure). */
-export const commandFor = (shipment: ShipmentRecord, input: ActionInput): Either.Either<Lifecycle.Command, InvalidAction> => {
+export const commandFor = (
+  shipment: ShipmentRecord,
+  input: ActionInput
+): Either.Either<Lifecycle.Command, InvalidAction> => {
   const stop = input.stop ?? nextStop(shipment)
   const raw: Record<ActionName, unknown> = {
     assign: { _tag: "Assign", driverId: input.driverId },
@@ -201,14 +213,17 @@ export const commandFor = (shipment: ShipmentRecord, input: ActionInput): Either
     "fail-attempt": "fail-attempt needs a reason",
     fail: "fail needs a reason"
   }
-  return Either.mapLeft(decodeCommand(raw[input.action]), () => new InvalidAction({ message: needs[input.action] ?? `${input.action}: invalid arguments` }))
+  return Either.mapLeft(
+    decodeCommand(raw[input.action]),
+    () => new InvalidAction({ message: needs[input.action] ?? `${input.action}: invalid arguments` })
+  )
 }
 
 /**
  * Performs an operator action and returns the shipment as {@link show} would. The one program
  * behind the library, `/ops/v1` and the CLI.
  */
-export const perform = Effect.fn("Operations.perform")(function*(trackNo: string, input: ActionInput) {
+export const perform = Effect.fn("Operations.perform")(function* (trackNo: string, input: ActionInput) {
   const shipment = yield* load(trackNo)
   const command = commandFor(shipment, input)
   if (Either.isLeft(command)) return yield* command.left

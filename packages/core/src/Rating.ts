@@ -90,22 +90,22 @@ export const rate = (input: RateInput): ChargeBreakdown => {
   const weight = toCents(r.perLb * Math.max(0, input.weightLb - r.includedWeightLb) * multiplier)
   const stops = toCents(r.perExtraStop * Math.max(0, input.stops - 2) * multiplier)
   const fuel = roundHalfUp(((transport + weight + stops) * input.fees.fuelSurchargePercent) / 100)
-  const extras = (input.liftgate ? toCents(input.fees.liftgate) : 0) +
-    (input.signature ? toCents(input.fees.signature) : 0)
+  const extras =
+    (input.liftgate ? toCents(input.fees.liftgate) : 0) + (input.signature ? toCents(input.fees.signature) : 0)
 
   const card = input.rateCard
   const tariffMinimum = Math.max(0, toCents(r.minimum))
   const cardFloor = card?.floor
-  const floor = typeof cardFloor === "number" && Number.isFinite(cardFloor) ? Math.max(0, toCents(cardFloor)) : tariffMinimum
+  const floor =
+    typeof cardFloor === "number" && Number.isFinite(cardFloor) ? Math.max(0, toCents(cardFloor)) : tariffMinimum
   const minimum = tariffMinimum
   const sum = transport + weight + stops + fuel + extras
   if (sum < minimum) transport += minimum - sum
   const subtotal = transport + weight + stops + fuel + extras
 
   const cardPercent = card?.discountPercent
-  const percent = typeof cardPercent === "number" && Number.isFinite(cardPercent)
-    ? Math.min(100, Math.max(0, cardPercent))
-    : 0
+  const percent =
+    typeof cardPercent === "number" && Number.isFinite(cardPercent) ? Math.min(100, Math.max(0, cardPercent)) : 0
   const discount = Math.min(roundHalfUp((subtotal * percent) / 100), Math.max(0, subtotal - floor))
 
   return {

@@ -25,8 +25,8 @@ const radians = (degrees: number): number => (degrees * Math.PI) / 180
 export const haversineMiles = (a: GeoPoint, b: GeoPoint): number => {
   const dLat = radians(b.latitude - a.latitude)
   const dLon = radians(b.longitude - a.longitude)
-  const h = Math.sin(dLat / 2) ** 2 +
-    Math.cos(radians(a.latitude)) * Math.cos(radians(b.latitude)) * Math.sin(dLon / 2) ** 2
+  const h =
+    Math.sin(dLat / 2) ** 2 + Math.cos(radians(a.latitude)) * Math.cos(radians(b.latitude)) * Math.sin(dLon / 2) ** 2
   // Rounding can push h a hair outside [0, 1] for antipodal points; asin would then be NaN.
   return 2 * earthRadiusMiles * Math.asin(Math.sqrt(Math.min(1, Math.max(0, h))))
 }

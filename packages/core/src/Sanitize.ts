@@ -116,12 +116,9 @@ const loneSurrogates = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * (never splitting a surrogate pair) as the API promises for server-side truncation.
  */
 export const text = (input: unknown, max: number): string => {
-  const raw = typeof input === "string" ? input : typeof input === "number" && Number.isFinite(input) ? String(input) : ""
-  const cleaned = raw
-    .replace(loneSurrogates, "")
-    .replace(spacingControls, " ")
-    .replace(otherControls, "")
-    .trim()
+  const raw =
+    typeof input === "string" ? input : typeof input === "number" && Number.isFinite(input) ? String(input) : ""
+  const cleaned = raw.replace(loneSurrogates, "").replace(spacingControls, " ").replace(otherControls, "").trim()
   if (!(max > 0)) return ""
   if (cleaned.length <= max) return cleaned
   return Array.from(cleaned).slice(0, Math.floor(max)).join("").trimEnd()
@@ -163,11 +160,8 @@ export const flag = (input: unknown): Either.Either<boolean, string> => {
  */
 export const zip = (input: unknown): Either.Either<string, string> => {
   if (isMissing(input)) return Either.left(requiredMessage)
-  const s = typeof input === "string"
-    ? input.trim()
-    : typeof input === "number" && Number.isInteger(input)
-    ? String(input)
-    : ""
+  const s =
+    typeof input === "string" ? input.trim() : typeof input === "number" && Number.isInteger(input) ? String(input) : ""
   const match = /^(\d{5})(?:-\d{4})?$/.exec(s)
   return match === null ? Either.left("must be a 5-digit ZIP code") : Either.right(match[1]!)
 }

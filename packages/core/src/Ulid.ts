@@ -29,7 +29,7 @@ export const encode = (timeMs: number, random: Uint8Array): string => {
 }
 
 /** A new ULID from the Clock and the Entropy port. */
-export const make: Effect.Effect<string, never, Entropy> = Effect.gen(function*() {
+export const make: Effect.Effect<string, never, Entropy> = Effect.gen(function* () {
   const now = yield* Clock.currentTimeMillis
   const random = yield* (yield* Entropy).bytes(10)
   return encode(now, random)

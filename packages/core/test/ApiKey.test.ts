@@ -18,7 +18,7 @@ const ring = (byte: number) =>
 
 describe("ApiKey", () => {
   it.effect("generated keys are well formed, of their mode, and distinct", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const live = Redacted.value(yield* ApiKey.generate("live"))
       const test = Redacted.value(yield* ApiKey.generate("test"))
       expect(live).toMatch(/^wb_live_[0-9A-Za-z]{49}$/)
@@ -26,10 +26,11 @@ describe("ApiKey", () => {
       expect(ApiKey.parse(live)).toEqual(Option.some("live"))
       expect(ApiKey.parse(test)).toEqual(Option.some("test"))
       expect(live.slice(8)).not.toBe(test.slice(8))
-    }).pipe(Effect.provide(Entropy.webCrypto)))
+    }).pipe(Effect.provide(Entropy.webCrypto))
+  )
 
   it.effect("any single-character change breaks the checksum", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const key = Redacted.value(yield* ApiKey.generate("live"))
       const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
       fc.assert(
@@ -39,13 +40,16 @@ describe("ApiKey", () => {
           expect(ApiKey.parse(typo)).toEqual(Option.none())
         })
       )
-    }).pipe(Effect.provide(Entropy.webCrypto)))
+    }).pipe(Effect.provide(Entropy.webCrypto))
+  )
 
   it("arbitrary strings are never accepted as keys", () => {
     fc.assert(fc.property(fc.string(), (s) => Option.isNone(ApiKey.parse(`wb_live_${s}`)) || s.length === 49))
-    fc.assert(fc.property(fc.string({ maxLength: 80 }), (s) => {
-      expect(() => ApiKey.parse(s)).not.toThrow()
-    }))
+    fc.assert(
+      fc.property(fc.string({ maxLength: 80 }), (s) => {
+        expect(() => ApiKey.parse(s)).not.toThrow()
+      })
+    )
   })
 
   it("hint reveals only the prefix and four characters", () => {
@@ -53,7 +57,7 @@ describe("ApiKey", () => {
   })
 
   it.effect("hash depends on the key and on the server secret", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const key = yield* ApiKey.generate("live").pipe(Effect.provide(Entropy.webCrypto))
       const other = yield* ApiKey.generate("live").pipe(Effect.provide(Entropy.webCrypto))
       const a = yield* ApiKey.hash(key).pipe(Effect.provide(ring(1)))
@@ -65,12 +69,14 @@ describe("ApiKey", () => {
       expect(b).not.toBe(a)
       expect(c).not.toBe(a)
       expect(a).not.toContain(Redacted.value(key))
-    }))
+    })
+  )
 
   it.effect("the plaintext never shows when a key is logged or stringified", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const key = yield* ApiKey.generate("test")
       expect(String(key)).not.toContain("wb_test_")
       expect(JSON.stringify({ key })).not.toContain("wb_test_")
-    }).pipe(Effect.provide(Layer.merge(Entropy.webCrypto, ring(1)))))
+    }).pipe(Effect.provide(Layer.merge(Entropy.webCrypto, ring(1))))
+  )
 })

@@ -7,15 +7,19 @@ import { defaults } from "../src/Config.js"
 import type { ZipLocation } from "../src/Geo.js"
 import { formatInZone, fromLocal, toLocal } from "../src/LocalTime.js"
 
-const Z = (zip: string, city: string, state: string, latitude: number, longitude: number, timeZone: string): [string, ZipLocation] => [
-  zip,
-  { zip, city, state, latitude, longitude, timeZone }
-]
+const Z = (
+  zip: string,
+  city: string,
+  state: string,
+  latitude: number,
+  longitude: number,
+  timeZone: string
+): [string, ZipLocation] => [zip, { zip, city, state, latitude, longitude, timeZone }]
 const zips = new Map<string, ZipLocation>([
   Z("60606", "Chicago", "IL", 41.8823, -87.6378, "America/Chicago"),
   Z("60613", "Chicago", "IL", 41.9543, -87.6575, "America/Chicago"),
   Z("60201", "Evanston", "IL", 42.0464, -87.6946, "America/Chicago"),
-  Z("46320", "Hammond", "IN", 41.6120, -87.5120, "America/Chicago"),
+  Z("46320", "Hammond", "IN", 41.612, -87.512, "America/Chicago"),
   Z("10001", "New York", "NY", 40.7484, -73.9967, "America/New_York"),
   Z("85001", "Phoenix", "AZ", 33.4484, -112.074, "America/Phoenix")
 ])
@@ -57,7 +61,12 @@ const problems = (u: unknown, c = ctx) => {
   return Either.isLeft(r) ? r.left : []
 }
 
-const stop = (stop_id: number | string, zip: string, address = `${stop_id} Main St`) => ({ stop_id, name: `Stop ${stop_id}`, address, zip })
+const stop = (stop_id: number | string, zip: string, address = `${stop_id} Main St`) => ({
+  stop_id,
+  name: `Stop ${stop_id}`,
+  address,
+  zip
+})
 
 describe("Booking.plan", () => {
   it("plans a single-stop shipment with canonical service and vehicle names", () => {
@@ -79,16 +88,31 @@ describe("Booking.plan", () => {
   })
 
   it("truncates silently at the configured lengths", () => {
-    const p = ok({ ...base, Contact: "x".repeat(80), BillingReference: "R".repeat(40), PickupSpecinst: "s".repeat(400) })
+    const p = ok({
+      ...base,
+      Contact: "x".repeat(80),
+      BillingReference: "R".repeat(40),
+      PickupSpecinst: "s".repeat(400)
+    })
     expect(p.contact).toHaveLength(50)
     expect(p.billingReference).toHaveLength(23)
     expect(p.pickupInstructions).toHaveLength(250)
   })
 
   it("names every invalid field", () => {
-    const found = problems({ ...base, Phone: "12", Weight: "heavy", Pieces: 0, ServiceType: "teleport", VehicleType: "", PickupZip: "99999", Email: "nope" })
+    const found = problems({
+      ...base,
+      Phone: "12",
+      Weight: "heavy",
+      Pieces: 0,
+      ServiceType: "teleport",
+      VehicleType: "",
+      PickupZip: "99999",
+      Email: "nope"
+    })
     const text = found.join("\n")
-    for (const field of ["Phone", "Weight", "Pieces", "ServiceType", "VehicleType", "PickupZip", "Email"]) expect(text).toContain(field)
+    for (const field of ["Phone", "Weight", "Pieces", "ServiceType", "VehicleType", "PickupZip", "Email"])
+      expect(text).toContain(field)
   })
 
   it("requires the Pickup and Deliver fields of single-stop bookings", () => {
@@ -104,8 +128,12 @@ describe("Booking.plan", () => {
   })
 
   it("rejects a Deliverdate before the Pickupdate and a Pickupdate in the past", () => {
-    expect(problems({ ...base, Pickupdate: "2026-11-18T10:00", Deliverdate: "2026-11-18T09:00" })).toContain("Deliverdate is before Pickupdate")
-    expect(problems({ ...base, Pickupdate: "2026-11-17T09:00" }).join()).toMatch(/Pickupdate is more than 15 minutes in the past/)
+    expect(problems({ ...base, Pickupdate: "2026-11-18T10:00", Deliverdate: "2026-11-18T09:00" })).toContain(
+      "Deliverdate is before Pickupdate"
+    )
+    expect(problems({ ...base, Pickupdate: "2026-11-17T09:00" }).join()).toMatch(
+      /Pickupdate is more than 15 minutes in the past/
+    )
     expect(problems({ ...base, Pickupdate: "2026-11-17T09:50" })).toEqual([])
   })
 
@@ -126,7 +154,10 @@ describe("Booking.plan", () => {
     })
     expect(p.stops.map((s) => s.externalId)).toEqual([1, 2, 3])
     expect(p.stops.map((s) => s.role)).toEqual(["pickup", "intermediate", "delivery"])
-    expect(p.legs.map((l) => [l.fromStop, l.toStop])).toEqual([[0, 1], [1, 2]])
+    expect(p.legs.map((l) => [l.fromStop, l.toStop])).toEqual([
+      [0, 1],
+      [1, 2]
+    ])
     expect(p.stops[2]!.city).toBe("Evanston")
   })
 
@@ -138,7 +169,10 @@ describe("Booking.plan", () => {
   })
 
   it("rejects duplicate stop_ids and stops without name, address or zip", () => {
-    const found = problems({ ...base, multistop_route: [stop(1, "60606"), stop(1, "60613"), { stop_id: 4, name: "", address: "x" }] })
+    const found = problems({
+      ...base,
+      multistop_route: [stop(1, "60606"), stop(1, "60613"), { stop_id: 4, name: "", address: "x" }]
+    })
     const text = found.join("\n")
     expect(text).toMatch(/stop_id 1 appears more than once/)
     expect(text).toMatch(/multistop_route\[2\]\.name is required/)
@@ -146,7 +180,10 @@ describe("Booking.plan", () => {
   })
 
   it("keeps piece details as given, piece_no as a label", () => {
-    const p = ok({ ...base, piece_details: [{ piece_no: "A-7", piece_weight: "5", description: "box" }, { piece_no: 2 }] })
+    const p = ok({
+      ...base,
+      piece_details: [{ piece_no: "A-7", piece_weight: "5", description: "box" }, { piece_no: 2 }]
+    })
     expect(p.pieceDetails.map((x) => x.pieceNo)).toEqual(["A-7", "2"])
     expect(p.pieces).toBe(2)
   })
@@ -154,28 +191,53 @@ describe("Booking.plan", () => {
   it("property: legs = stops - 1 and stops keep stop_id order", () => {
     const pool = ["60606", "60613", "60201", "46320"]
     fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: -50, max: 500 }), { minLength: 3, maxLength: 8 }), fc.array(fc.constantFrom(...pool), { minLength: 8, maxLength: 8 }), (ids, zs) => {
-        const route = ids.map((id, i) => stop(id, zs[i]!))
-        const sorted = [...route].sort((a, b) => Number(a.stop_id) - Number(b.stop_id))
-        const p = ok({ ...base, PickupZip: sorted[0]!.zip, PickupAddress: sorted[0]!.address, DeliverZip: sorted.at(-1)!.zip, DeliverAddress: sorted.at(-1)!.address, multistop_route: route })
-        expect(p.legs).toHaveLength(p.stops.length - 1)
-        expect(p.stops.map((s) => s.externalId)).toEqual(sorted.map((s) => s.stop_id))
-      })
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: -50, max: 500 }), { minLength: 3, maxLength: 8 }),
+        fc.array(fc.constantFrom(...pool), { minLength: 8, maxLength: 8 }),
+        (ids, zs) => {
+          const route = ids.map((id, i) => stop(id, zs[i]!))
+          const sorted = [...route].sort((a, b) => Number(a.stop_id) - Number(b.stop_id))
+          const p = ok({
+            ...base,
+            PickupZip: sorted[0]!.zip,
+            PickupAddress: sorted[0]!.address,
+            DeliverZip: sorted.at(-1)!.zip,
+            DeliverAddress: sorted.at(-1)!.address,
+            multistop_route: route
+          })
+          expect(p.legs).toHaveLength(p.stops.length - 1)
+          expect(p.stops.map((s) => s.externalId)).toEqual(sorted.map((s) => s.stop_id))
+        }
+      )
     )
   })
 
   it("property: response timestamps parse back to the same local time in the destination zone", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 400 * 24 * 60 }), fc.constantFrom("10001", "85001", "60613"), (minutes, deliverZip) => {
-        const now = NOW + minutes * 60_000
-        const p = ok({ ...base, DeliverZip: deliverZip, ServiceType: "nextday", VehicleType: "cargovan" }, { ...ctx, nowMs: now })
-        const tz = zips.get(deliverZip)!.timeZone
-        const text = formatInZone(p.estimatedDeliveryAt, tz)
-        const [d, t] = text.split("T") as [string, string]
-        const [year, month, day] = d.split("-").map(Number) as [number, number, number]
-        const [hour, minute, second] = t.split(":").map(Number) as [number, number, number]
-        expect(toLocal(fromLocal({ year, month, day, hour, minute, second }, tz), tz)).toEqual({ year, month, day, hour, minute, second })
-      })
+      fc.property(
+        fc.integer({ min: 0, max: 400 * 24 * 60 }),
+        fc.constantFrom("10001", "85001", "60613"),
+        (minutes, deliverZip) => {
+          const now = NOW + minutes * 60_000
+          const p = ok(
+            { ...base, DeliverZip: deliverZip, ServiceType: "nextday", VehicleType: "cargovan" },
+            { ...ctx, nowMs: now }
+          )
+          const tz = zips.get(deliverZip)!.timeZone
+          const text = formatInZone(p.estimatedDeliveryAt, tz)
+          const [d, t] = text.split("T") as [string, string]
+          const [year, month, day] = d.split("-").map(Number) as [number, number, number]
+          const [hour, minute, second] = t.split(":").map(Number) as [number, number, number]
+          expect(toLocal(fromLocal({ year, month, day, hour, minute, second }, tz), tz)).toEqual({
+            year,
+            month,
+            day,
+            hour,
+            minute,
+            second
+          })
+        }
+      )
     )
   })
 

@@ -11,12 +11,18 @@ const vehicle = (c: string): VehicleOption => vehicles.find((v) => v.code === c)
 
 /** A spelling of `name` with random case and random separators between characters. */
 const respell = (name: string) =>
-  fc.tuple(
-    fc.array(fc.boolean(), { minLength: name.length, maxLength: name.length }),
-    fc.array(fc.constantFrom("", "", " ", "-", "_", ".", "\t", "  "), { minLength: name.length + 1, maxLength: name.length + 1 })
-  ).map(([upper, seps]) =>
-    seps[0] + [...name].map((ch, i) => (upper[i] ? ch.toUpperCase() : ch.toLowerCase()) + seps[i + 1]).join("")
-  )
+  fc
+    .tuple(
+      fc.array(fc.boolean(), { minLength: name.length, maxLength: name.length }),
+      fc.array(fc.constantFrom("", "", " ", "-", "_", ".", "\t", "  "), {
+        minLength: name.length + 1,
+        maxLength: name.length + 1
+      })
+    )
+    .map(
+      ([upper, seps]) =>
+        seps[0] + [...name].map((ch, i) => (upper[i] ? ch.toUpperCase() : ch.toLowerCase()) + seps[i + 1]).join("")
+    )
 
 describe("normalizeName", () => {
   it("lowercases and drops whitespace, '-', '_' and '.'", () => {

@@ -4,7 +4,8 @@ import * as Redacted from "effect/Redacted"
 import * as Credentials from "../src/Credentials.js"
 import { constantTimeEqual } from "../src/internal/bytes.js"
 
-const tokenOf = (r: Credentials.Resolution) => (r._tag === "Found" ? [Redacted.value(r.token), r.source] : r._tag === "Invalid" ? ["invalid", r.reason] : ["none"])
+const tokenOf = (r: Credentials.Resolution) =>
+  r._tag === "Found" ? [Redacted.value(r.token), r.source] : r._tag === "Invalid" ? ["invalid", r.reason] : ["none"]
 
 describe("Credentials precedence", () => {
   it("the Authorization header wins over body credentials", () => {
@@ -20,7 +21,17 @@ describe("Credentials precedence", () => {
   })
 
   it("a present header that is not `Bearer <token>` is invalid and never falls back", () => {
-    for (const h of ["", "Bearer", "Bearer ", "Basic abc", "Bearer a b", "Bearer  abc", "Token abc", " Bearer abc", "Bearer abc\n"]) {
+    for (const h of [
+      "",
+      "Bearer",
+      "Bearer ",
+      "Basic abc",
+      "Bearer a b",
+      "Bearer  abc",
+      "Token abc",
+      " Bearer abc",
+      "Bearer abc\n"
+    ]) {
       expect(tokenOf(Credentials.forBooking(h, { token: "BBB", key: "CCC" }))).toEqual(["invalid", "malformed-header"])
     }
   })
@@ -30,7 +41,10 @@ describe("Credentials precedence", () => {
   })
 
   it("a parameter given twice is invalid (duplicate)", () => {
-    expect(tokenOf(Credentials.resolve(null, [{ source: "query.key", values: ["a", "b"] }]))).toEqual(["invalid", "duplicate"])
+    expect(tokenOf(Credentials.resolve(null, [{ source: "query.key", values: ["a", "b"] }]))).toEqual([
+      "invalid",
+      "duplicate"
+    ])
   })
 
   it("property: any header at all decides alone, whatever the body holds", () => {

@@ -69,28 +69,45 @@ const more = fc.double({ min: 0, max: 500, noNaN: true })
 describe("rate: list price examples", () => {
   it("car, same day, 12.5 mi, 40 lb", () => {
     // transport 18 + 1.75 x 7.5 = 31.125 -> 31.13; weight 0.25 x 15 = 3.75; fuel 12% of 34.88 = 4.1856 -> 4.19
-    expect(rate(input())).toEqual({ transport: 31.13, weight: 3.75, stops: 0, fuel: 4.19, extras: 0, discount: 0, total: 39.07 })
+    expect(rate(input())).toEqual({
+      transport: 31.13,
+      weight: 3.75,
+      stops: 0,
+      fuel: 4.19,
+      extras: 0,
+      discount: 0,
+      total: 39.07
+    })
   })
 
   it("rush applies the multiplier to transport, weight and stops; extras are flat", () => {
     // transport (18 + 1.75 x 5) x 1.75 = 46.8125; stops 7.5 x 1.75 = 13.125 -> 13.13; fuel 12% of 59.94 = 7.1928
-    expect(rate(input({ service: service("rush"), miles: 10, weightLb: 10, stops: 3, liftgate: true, signature: true })))
-      .toEqual({ transport: 46.81, weight: 0, stops: 13.13, fuel: 7.19, extras: 38.5, discount: 0, total: 105.63 })
+    expect(
+      rate(input({ service: service("rush"), miles: 10, weightLb: 10, stops: 3, liftgate: true, signature: true }))
+    ).toEqual({ transport: 46.81, weight: 0, stops: 13.13, fuel: 7.19, extras: 38.5, discount: 0, total: 105.63 })
     const w = rate(input({ service: service("rush"), miles: 0, weightLb: 45 }))
     expect(w.weight).toBe(8.75) // 0.25 x 20 x 1.75
   })
 
   it("raises transport so the subtotal reaches the minimum", () => {
     // next day bike: 12 x 0.85 = 10.20, fuel 1.22, sum 11.42 < minimum 12
-    expect(listRate(input({ vehicle: vehicle("bike"), service: service("nextday"), miles: 1, weightLb: 1 })))
-      .toEqual({ transport: 10.78, weight: 0, stops: 0, fuel: 1.22, extras: 0, discount: 0, total: 12 })
+    expect(listRate(input({ vehicle: vehicle("bike"), service: service("nextday"), miles: 1, weightLb: 1 }))).toEqual({
+      transport: 10.78,
+      weight: 0,
+      stops: 0,
+      fuel: 1.22,
+      extras: 0,
+      discount: 0,
+      total: 12
+    })
   })
 
   it("rounds each component half up, even when binary floating point lands just below", () => {
     // 1.005 x 100 is 100.49999999999999 in binary; the half cent still rounds up.
     const card: RateCard = { vehicles: { car: { base: 1.005, includedMiles: 1000, minimum: 0 } } }
-    expect(rate(input({ rateCard: card, weightLb: 0, fees: { ...defaults.fees, fuelSurchargePercent: 0 } })).transport)
-      .toBe(1.01)
+    expect(
+      rate(input({ rateCard: card, weightLb: 0, fees: { ...defaults.fees, fuelSurchargePercent: 0 } })).transport
+    ).toBe(1.01)
   })
 
   it("listRate drops a card passed along with the input", () => {
@@ -105,7 +122,13 @@ describe("rate: negotiated examples", () => {
     expect(effectiveRates(vehicle("suv"), card)).toBe(vehicle("suv").rates)
     // transport 18 + 7.5 = 25.50, weight 3.75, fuel 12% of 29.25 = 3.51
     expect(rate(input({ rateCard: card }))).toEqual({
-      transport: 25.5, weight: 3.75, stops: 0, fuel: 3.51, extras: 0, discount: 0, total: 32.76
+      transport: 25.5,
+      weight: 3.75,
+      stops: 0,
+      fuel: 3.51,
+      extras: 0,
+      discount: 0,
+      total: 32.76
     })
   })
 
@@ -118,7 +141,13 @@ describe("rate: negotiated examples", () => {
   it("takes the discount off the subtotal", () => {
     // 10% of 39.07 = 3.907 -> 3.91
     expect(rate(input({ rateCard: { discountPercent: 10 } }))).toEqual({
-      transport: 31.13, weight: 3.75, stops: 0, fuel: 4.19, extras: 0, discount: 3.91, total: 35.16
+      transport: 31.13,
+      weight: 3.75,
+      stops: 0,
+      fuel: 4.19,
+      extras: 0,
+      discount: 3.91,
+      total: 35.16
     })
   })
 
@@ -186,7 +215,11 @@ describe("rate: properties", () => {
 
   it("total is non-decreasing in stops", () => {
     fc.assert(
-      fc.property(rateInput, fc.integer({ min: 0, max: 20 }), (i, d) => rate(i).total <= rate({ ...i, stops: i.stops + d }).total)
+      fc.property(
+        rateInput,
+        fc.integer({ min: 0, max: 20 }),
+        (i, d) => rate(i).total <= rate({ ...i, stops: i.stops + d }).total
+      )
     )
   })
 
@@ -201,9 +234,11 @@ describe("rate: properties", () => {
           const rateCard: RateCard = floor === undefined ? { discountPercent } : { discountPercent, floor }
           const negotiated = rate({ ...i, rateCard })
           const effectiveFloor = floor ?? i.vehicle.rates.minimum
-          return negotiated.total <= list.total &&
+          return (
+            negotiated.total <= list.total &&
             cents(negotiated.total) >= Math.min(cents(list.total), cents(effectiveFloor)) &&
             negotiated.discount >= 0
+          )
         }
       )
     )

@@ -24,7 +24,10 @@ describe("haversineMiles", () => {
 
   it("is zero for the same point and finite for antipodes", () => {
     expect(haversineMiles(chicago, chicago)).toBe(0)
-    expect(haversineMiles({ latitude: 0, longitude: 0 }, { latitude: 0, longitude: 180 })).toBeCloseTo(Math.PI * 3958.8, 6)
+    expect(haversineMiles({ latitude: 0, longitude: 0 }, { latitude: 0, longitude: 180 })).toBeCloseTo(
+      Math.PI * 3958.8,
+      6
+    )
   })
 
   it("is symmetric, non-negative and at most half the circumference (property)", () => {
@@ -59,15 +62,24 @@ describe("legsBetween", () => {
 
   it("has n - 1 legs, numbered in order, in hundredths (property)", () => {
     fc.assert(
-      fc.property(fc.array(point, { maxLength: 12 }), fc.double({ min: 1, max: 2, noNaN: true }), (points, circuity) => {
-        const legs = legsBetween(points, circuity)
-        return legs.length === Math.max(0, points.length - 1) &&
-          legs.every((leg, i) =>
-            leg.seq === i && leg.fromStop === i && leg.toStop === i + 1 &&
-            Math.abs(leg.miles - roadMiles(points[i]!, points[i + 1]!, circuity)) <= 0.005 + 1e-9 &&
-            Math.abs(leg.miles * 100 - Math.round(leg.miles * 100)) < 1e-6
+      fc.property(
+        fc.array(point, { maxLength: 12 }),
+        fc.double({ min: 1, max: 2, noNaN: true }),
+        (points, circuity) => {
+          const legs = legsBetween(points, circuity)
+          return (
+            legs.length === Math.max(0, points.length - 1) &&
+            legs.every(
+              (leg, i) =>
+                leg.seq === i &&
+                leg.fromStop === i &&
+                leg.toStop === i + 1 &&
+                Math.abs(leg.miles - roadMiles(points[i]!, points[i + 1]!, circuity)) <= 0.005 + 1e-9 &&
+                Math.abs(leg.miles * 100 - Math.round(leg.miles * 100)) < 1e-6
+            )
           )
-      })
+        }
+      )
     )
   })
 })

@@ -61,7 +61,21 @@ describe("pieces", () => {
   })
 
   it("rejects non-positive, fractional and non-numeric values", () => {
-    for (const bad of [3.5, "3.5", 0, "0", -1, "-1", "abc", "pcs 3", Number.NaN, Number.POSITIVE_INFINITY, true, [3], "1e3"]) {
+    for (const bad of [
+      3.5,
+      "3.5",
+      0,
+      "0",
+      -1,
+      "-1",
+      "abc",
+      "pcs 3",
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      true,
+      [3],
+      "1e3"
+    ]) {
       expect(pieces(bad)).toEqual(Either.left("must be a positive whole number"))
     }
   })
@@ -106,7 +120,20 @@ describe("weight", () => {
   })
 
   it("rejects zero, negatives, non-finite values and other units", () => {
-    for (const bad of [0, "0", -5, "-5 lb", Number.NaN, Number.POSITIVE_INFINITY, "1e999", "1e3", "abc", "15 kg", "12,00", {}]) {
+    for (const bad of [
+      0,
+      "0",
+      -5,
+      "-5 lb",
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      "1e999",
+      "1e3",
+      "abc",
+      "15 kg",
+      "12,00",
+      {}
+    ]) {
       expect(weight(bad)).toEqual(Either.left("must be a positive number of pounds"))
     }
   })
@@ -176,10 +203,7 @@ describe("text", () => {
     fc.assert(
       fc.property(fc.string({ unit: "binary", maxLength: 80 }), fc.integer({ min: 0, max: 60 }), (s, max) => {
         const out = text(s, max)
-        return Array.from(out).length <= max &&
-          !loneSurrogate.test(out) &&
-          !/\p{Cc}/u.test(out) &&
-          out === out.trim()
+        return Array.from(out).length <= max && !loneSurrogate.test(out) && !/\p{Cc}/u.test(out) && out === out.trim()
       })
     )
   })
@@ -204,8 +228,10 @@ describe("requiredText", () => {
 
 describe("flag", () => {
   it("accepts Y/N, yes/no, true/false and 1/0 in any case", () => {
-    for (const t of ["Y", "y", "yes", "YES", "true", "True", "1", 1, true, " Y "]) expect(flag(t)).toEqual(Either.right(true))
-    for (const f of ["N", "n", "no", "No", "false", "FALSE", "0", 0, false]) expect(flag(f)).toEqual(Either.right(false))
+    for (const t of ["Y", "y", "yes", "YES", "true", "True", "1", 1, true, " Y "])
+      expect(flag(t)).toEqual(Either.right(true))
+    for (const f of ["N", "n", "no", "No", "false", "FALSE", "0", 0, false])
+      expect(flag(f)).toEqual(Either.right(false))
   })
 
   it("treats missing as N", () => {

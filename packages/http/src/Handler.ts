@@ -71,27 +71,34 @@ const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Response, never
   }
   if (found === undefined) return Effect.succeed(failure(404, "Not found."))
   if (!found.methods.includes(ctx.request.method)) {
-    return Effect.succeed(failure(405, `Method ${ctx.request.method} is not allowed here.`, { allow: found.methods.join(", ") }))
+    return Effect.succeed(
+      failure(405, `Method ${ctx.request.method} is not allowed here.`, { allow: found.methods.join(", ") })
+    )
   }
   return found.run({ ...ctx, params })
 }
 
 /** The request program: routing, error mapping, and a debug access log with credentials masked. */
 export const handle = (request: Request, info: ConnectionInfo = {}, options: HandlerOptions = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const url = new URL(request.url)
     const response = yield* route({ request, url, info, options })
     yield* Effect.logDebug("request", request.method, safeUrlForLog(url), response.status)
     return response
   }).pipe(
-    Effect.catchAllDefect((defect) => Effect.logError("unexpected defect", defect).pipe(Effect.as(failure(500, "Internal error."))))
+    Effect.catchAllDefect((defect) =>
+      Effect.logError("unexpected defect", defect).pipe(Effect.as(failure(500, "Internal error.")))
+    )
   )
 
 /**
  * Builds the handler from a layer that provides every port. The layer is built once, on the first
  * request, and shared; `dispose` releases it.
  */
-export const createHandler = <E>(layer: Layer.Layer<HandlerRequirements, E, never>, options: HandlerOptions = {}): WaybillHandler => {
+export const createHandler = <E>(
+  layer: Layer.Layer<HandlerRequirements, E, never>,
+  options: HandlerOptions = {}
+): WaybillHandler => {
   const runtime = ManagedRuntime.make(layer)
   return {
     handler: (request, info) =>

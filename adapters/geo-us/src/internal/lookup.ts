@@ -76,8 +76,7 @@ const distanceKm = (a: Point, b: Point): number => {
   const rad = Math.PI / 180
   const dLat = (b.latitude - a.latitude) * rad
   const dLon = (b.longitude - a.longitude) * rad
-  const h = Math.sin(dLat / 2) ** 2 +
-    Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(dLon / 2) ** 2
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(dLon / 2) ** 2
   return 2 * 6371 * Math.asin(Math.min(1, Math.sqrt(h)))
 }
 
@@ -93,7 +92,8 @@ const zipsOfState = (state: string): ReadonlyArray<IndexedZip> => {
   const zips: Array<IndexedZip> = []
   for (const zip of Object.keys(zipcodes.codes)) {
     const row = validRow(zip)
-    if (row?.state === state) zips.push({ zip, latitude: row.latitude, longitude: row.longitude, rawZone: rawZoneAt(row) })
+    if (row?.state === state)
+      zips.push({ zip, latitude: row.latitude, longitude: row.longitude, rawZone: rawZoneAt(row) })
   }
   stateIndex.set(state, zips)
   return zips

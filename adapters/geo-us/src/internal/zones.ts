@@ -28,8 +28,9 @@ const PACIFIC = ["America/Los_Angeles"] as const
  */
 export const STATE_ZONES: ReadonlyMap<string, ReadonlyArray<string>> = new Map<string, ReadonlyArray<string>>([
   // Eastern only
-  ...["CT", "DC", "DE", "GA", "MA", "MD", "ME", "NC", "NH", "NJ", "NY", "OH", "PA", "RI", "SC", "VA", "VT", "WV"]
-    .map((s) => [s, EASTERN] as const),
+  ...["CT", "DC", "DE", "GA", "MA", "MD", "ME", "NC", "NH", "NJ", "NY", "OH", "PA", "RI", "SC", "VA", "VT", "WV"].map(
+    (s) => [s, EASTERN] as const
+  ),
   // Central only
   ...["AR", "IA", "IL", "LA", "MN", "MO", "MS", "OK", "WI"].map((s) => [s, CENTRAL] as const),
   // Mountain only. Arizona is its own case below.
@@ -42,45 +43,54 @@ export const STATE_ZONES: ReadonlyMap<string, ReadonlyArray<string>> = new Map<s
   ["FL", ["America/New_York", "America/Chicago"]],
   ["TN", ["America/Chicago", "America/New_York"]],
   ["KY", ["America/New_York", "America/Chicago", "America/Kentucky/Louisville", "America/Kentucky/Monticello"]],
-  ["IN", [
-    "America/Indiana/Indianapolis",
-    "America/Chicago",
-    "America/Kentucky/Louisville",
-    "America/Indiana/Knox",
-    "America/Indiana/Marengo",
-    "America/Indiana/Petersburg",
-    "America/Indiana/Tell_City",
-    "America/Indiana/Vevay",
-    "America/Indiana/Vincennes",
-    "America/Indiana/Winamac"
-  ]],
+  [
+    "IN",
+    [
+      "America/Indiana/Indianapolis",
+      "America/Chicago",
+      "America/Kentucky/Louisville",
+      "America/Indiana/Knox",
+      "America/Indiana/Marengo",
+      "America/Indiana/Petersburg",
+      "America/Indiana/Tell_City",
+      "America/Indiana/Vevay",
+      "America/Indiana/Vincennes",
+      "America/Indiana/Winamac"
+    ]
+  ],
   ["MI", ["America/Detroit", "America/Menominee"]],
   ["KS", ["America/Chicago", "America/Denver"]],
   ["NE", ["America/Chicago", "America/Denver"]],
   ["SD", ["America/Chicago", "America/Denver"]],
   ["TX", ["America/Chicago", "America/Denver"]],
-  ["ND", [
-    "America/Chicago",
-    "America/Denver",
-    "America/North_Dakota/Beulah",
-    "America/North_Dakota/Center",
-    "America/North_Dakota/New_Salem"
-  ]],
+  [
+    "ND",
+    [
+      "America/Chicago",
+      "America/Denver",
+      "America/North_Dakota/Beulah",
+      "America/North_Dakota/Center",
+      "America/North_Dakota/New_Salem"
+    ]
+  ],
   ["ID", ["America/Boise", "America/Los_Angeles"]],
   ["OR", ["America/Los_Angeles", "America/Boise"]],
   /* Arizona keeps MST all year. The Navajo Nation (which observes DST) is handled by ZIP in
      `ZIP_ZONES`, not by tz-lookup: its compressed boundaries put Hopi villages, Fredonia and
      Duncan on Denver time too. */
   ["AZ", ["America/Phoenix"]],
-  ["AK", [
-    "America/Anchorage",
-    "America/Juneau",
-    "America/Sitka",
-    "America/Yakutat",
-    "America/Nome",
-    "America/Metlakatla",
-    "America/Adak"
-  ]],
+  [
+    "AK",
+    [
+      "America/Anchorage",
+      "America/Juneau",
+      "America/Sitka",
+      "America/Yakutat",
+      "America/Nome",
+      "America/Metlakatla",
+      "America/Adak"
+    ]
+  ],
   ["HI", ["Pacific/Honolulu"]],
   // Territories and freely associated states that have US ZIPs
   ["PR", ["America/Puerto_Rico"]],

@@ -10,9 +10,10 @@ export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly li
 export class BodyUnreadable extends Data.TaggedError("BodyUnreadable")<{ readonly cause: unknown }> {}
 
 export const readBody = (request: Request, limit: number): Effect.Effect<Uint8Array, BodyTooLarge | BodyUnreadable> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const declared = request.headers.get("content-length")
-    if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) return yield* new BodyTooLarge({ limit })
+    if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit)
+      return yield* new BodyTooLarge({ limit })
     if (request.body === null) return new Uint8Array(0)
     const reader = request.body.getReader()
     const chunks: Array<Uint8Array> = []

@@ -28,7 +28,7 @@ export const credentialErrors = {
       e.reason === "duplicate"
         ? failure(400, Messages.duplicateKey)
         : failure(401, Messages.accessDenied, { "www-authenticate": 'Bearer realm="waybill", error="invalid_token"' })
-    ),
+    )
 } as const
 
 /** A request that cannot be interpreted. */

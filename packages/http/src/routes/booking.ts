@@ -13,7 +13,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true })
 
 /** Body of create shipments: JSON, or a urlencoded form whose field `data` holds the JSON. */
 const bookingBody = (request: Request, limit: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const type = mediaType(request)
     const jsonBody = isJson(type)
     if (!jsonBody && type !== "application/x-www-form-urlencoded") {
@@ -31,21 +31,23 @@ const bookingBody = (request: Request, limit: number) =>
       const values = new URLSearchParams(text).getAll("data")
       if (values.length !== 1) {
         return yield* new BadRequest({
-          message: values.length === 0 ? "The form field data is missing." : "The form field data was given more than once."
+          message:
+            values.length === 0 ? "The form field data is missing." : "The form field data was given more than once."
         })
       }
       source = values[0]!
     }
     return yield* Effect.try({
       try: () => JSON.parse(source) as unknown,
-      catch: () => new BadRequest({ message: jsonBody ? "The body is not valid JSON." : "The form field data is not valid JSON." })
+      catch: () =>
+        new BadRequest({ message: jsonBody ? "The body is not valid JSON." : "The form field data is not valid JSON." })
     })
   })
 
 export const createShipmentsRoute: Route = {
   methods: ["POST"],
   run: ({ request }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* WaybillConfig
       const body = yield* bookingBody(request, config.booking.maxBodyBytes)
       const data = yield* Booking.createShipments({ body, authorization: request.headers.get("authorization") })

@@ -19,9 +19,13 @@ export const cancelRoute: Route = {
       Effect.catchTags({
         InvalidTrackingNumber: () => Effect.succeed(failure(400, Messages.invalidTrackingNumber, noStore)),
         TransitionRejected: (e) =>
-          Effect.succeed(failure(409, e.code === "already-canceled" ? Messages.alreadyCanceled : Messages.notCancelable, noStore)),
+          Effect.succeed(
+            failure(409, e.code === "already-canceled" ? Messages.alreadyCanceled : Messages.notCancelable, noStore)
+          ),
         CancelProviderFailed: (e) =>
-          Effect.logWarning("cancel provider failed", e.message).pipe(Effect.as(failure(502, "The cancellation could not be completed. Retry later.", noStore))),
+          Effect.logWarning("cancel provider failed", e.message).pipe(
+            Effect.as(failure(502, "The cancellation could not be completed. Retry later.", noStore))
+          ),
         VersionConflict: () => Effect.succeed(failure(409, Messages.notCancelable, noStore)),
         ...credentialErrors,
         ...storageErrors

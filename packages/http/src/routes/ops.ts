@@ -26,7 +26,8 @@ const guard = ({ request, options }: RouteContext): Response | undefined => {
   if (options.operatorToken === undefined) return failure(404, "Not found.")
   const header = request.headers.get("authorization")
   const m = header === null ? null : /^Bearer (\S+)$/i.exec(header)
-  if (m === null) return failure(401, "An operator token is required.", { "www-authenticate": 'Bearer realm="waybill-ops"' })
+  if (m === null)
+    return failure(401, "An operator token is required.", { "www-authenticate": 'Bearer realm="waybill-ops"' })
   if (!constantTimeEqual(m[1]!, Redacted.value(options.operatorToken))) return failure(401, "Access denied.")
   return undefined
 }
@@ -39,8 +40,14 @@ const notFound = {
 const actionErrors = {
   ...notFound,
   TransitionRejected: (e: { readonly code: string; readonly reason: string }) =>
-    Effect.succeed(new Response(JSON.stringify({ data: null, error: { message: e.reason, exception: null, code: e.code } }), { status: 409, headers: { "content-type": "application/json; charset=utf-8" } })),
-  VersionConflict: () => Effect.succeed(failure(409, "The shipment changed while this request was processed; read it again and retry.")),
+    Effect.succeed(
+      new Response(JSON.stringify({ data: null, error: { message: e.reason, exception: null, code: e.code } }), {
+        status: 409,
+        headers: { "content-type": "application/json; charset=utf-8" }
+      })
+    ),
+  VersionConflict: () =>
+    Effect.succeed(failure(409, "The shipment changed while this request was processed; read it again and retry.")),
   InvalidAction: (e: { readonly message: string }) => Effect.succeed(failure(400, e.message)),
   BodyTooLarge: () => Effect.succeed(failure(413, "The body is too large.")),
   BodyUnreadable: () => Effect.succeed(failure(400, "The body could not be read."))
@@ -51,7 +58,10 @@ export const opsShowRoute: Route = {
   run: (ctx) =>
     guard(ctx) !== undefined
       ? Effect.succeed(guard(ctx)!)
-      : Operations.show(ctx.params[0]!).pipe(Effect.map((v) => success(v)), Effect.catchTags(notFound))
+      : Operations.show(ctx.params[0]!).pipe(
+          Effect.map((v) => success(v)),
+          Effect.catchTags(notFound)
+        )
 }
 
 export const opsActionRoute: Route = {
@@ -63,7 +73,7 @@ export const opsActionRoute: Route = {
     if (action._tag === "None") {
       return Effect.succeed(failure(404, `Unknown action; one of: ${Operations.ActionName.literals.join(", ")}.`))
     }
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const bytes = yield* readBody(ctx.request, 64 * 1024)
       let raw: unknown = {}
       if (bytes.length > 0) {
@@ -75,7 +85,8 @@ export const opsActionRoute: Route = {
         }
       }
       const body = Schema.decodeUnknownEither(OpsBody)(raw)
-      if (body._tag === "Left") return failure(400, "The body must be {\"driver_id\"?: string, \"stop\"?: integer >= 0, \"reason\"?: string}.")
+      if (body._tag === "Left")
+        return failure(400, 'The body must be {"driver_id"?: string, "stop"?: integer >= 0, "reason"?: string}.')
       const view = yield* Operations.perform(ctx.params[0]!, {
         action: action.value,
         driverId: body.right.driver_id,
