@@ -199,12 +199,30 @@ const initial: Migration = {
   }
 }
 
+const ipBlocks: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_ip_blocks")
+      .addColumn("ip_key", "text", (c) => c.primaryKey())
+      .addColumn("until", "bigint", (c) => c.notNull())
+      .addColumn("reason", "text", (c) => c.notNull())
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .addColumn("strikes", "integer", (c) => c.notNull())
+      .execute()
+    await db.schema.createIndex("waybill_ip_blocks_until_idx").on("waybill_ip_blocks").column("until").execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable("waybill_ip_blocks").ifExists().execute()
+  }
+}
+
 /**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
 export const migrations: Readonly<Record<string, Migration>> = {
-  "0001_initial": initial
+  "0001_initial": initial,
+  "0002_ip_blocks": ipBlocks
 }
 
 const migrator = (db: Kysely<any>): Migrator =>

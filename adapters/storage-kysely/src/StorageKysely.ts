@@ -22,6 +22,8 @@ import {
   DuplicateKey,
   type EventOutboxShape,
   EventOutboxTag,
+  type IpBlocklistShape,
+  IpBlocklistTag,
   type ShipmentStoreShape,
   ShipmentStoreTag,
   StorageError,
@@ -46,6 +48,7 @@ export interface Stores {
   readonly accounts: AccountStoreShape
   readonly outbox: EventOutboxShape
   readonly transactor: TransactorShape
+  readonly ipBlocks: IpBlocklistShape
 }
 
 /**
@@ -361,7 +364,42 @@ export const make = (database: Kysely<any>): Effect.Effect<Stores> =>
         ).pipe(Effect.map((rows) => rows.map((r) => r.child_customer_no)))
     }
 
-    return { shipments, accounts, outbox, transactor: { withTransaction } }
+    const ipBlock = (r: { ip_key: string; until: unknown; reason: string; created_at: unknown; strikes: unknown }) => ({
+      ipKey: r.ip_key,
+      until: Number(r.until),
+      reason: r.reason,
+      createdAt: Number(r.created_at),
+      strikes: Number(r.strikes)
+    })
+
+    const ipBlocks: IpBlocklistShape = {
+      find: (ipKey) =>
+        query("ip_blocks.find", (c) =>
+          c.selectFrom("waybill_ip_blocks").selectAll().where("ip_key", "=", ipKey).executeTakeFirst()
+        ).pipe(Effect.map((r) => Option.map(Option.fromNullable(r), ipBlock))),
+      put: (b) =>
+        query("ip_blocks.put", (c) =>
+          c
+            .insertInto("waybill_ip_blocks")
+            .values({ ip_key: b.ipKey, until: b.until, reason: b.reason, created_at: b.createdAt, strikes: b.strikes })
+            .onConflict((oc) =>
+              oc
+                .column("ip_key")
+                .doUpdateSet({ until: b.until, reason: b.reason, created_at: b.createdAt, strikes: b.strikes })
+            )
+            .execute()
+        ).pipe(Effect.asVoid),
+      remove: (ipKey) =>
+        query("ip_blocks.remove", (c) =>
+          c.deleteFrom("waybill_ip_blocks").where("ip_key", "=", ipKey).executeTakeFirst()
+        ).pipe(Effect.map((r) => Number(r.numDeletedRows) > 0)),
+      listActive: (now) =>
+        query("ip_blocks.list", (c) =>
+          c.selectFrom("waybill_ip_blocks").selectAll().where("until", ">", now).orderBy("until").execute()
+        ).pipe(Effect.map((rows) => rows.map(ipBlock)))
+    }
+
+    return { shipments, accounts, outbox, transactor: { withTransaction }, ipBlocks }
   })
 
 /**
@@ -374,7 +412,8 @@ export const layer = (db: Kysely<any>): Layer.Layer<StorageServices> =>
       Context.make(ShipmentStoreTag, stores.shipments).pipe(
         Context.add(AccountStoreTag, stores.accounts),
         Context.add(EventOutboxTag, stores.outbox),
-        Context.add(TransactorTag, stores.transactor)
+        Context.add(TransactorTag, stores.transactor),
+        Context.add(IpBlocklistTag, stores.ipBlocks)
       )
     )
   )

@@ -146,6 +146,15 @@ export interface EventsTable {
 }
 
 /** Every table Waybill owns, keyed by name. */
+/** One blocked client address (IPv4, or an IPv6 /64) of `waybill_ip_blocks`. */
+export interface IpBlocksTable {
+  readonly ip_key: string
+  readonly until: Millis
+  readonly reason: string
+  readonly created_at: Millis
+  readonly strikes: Int
+}
+
 export interface WaybillDatabase {
   readonly waybill_accounts: AccountsTable
   readonly waybill_api_keys: ApiKeysTable
@@ -155,6 +164,7 @@ export interface WaybillDatabase {
   readonly waybill_legs: LegsTable
   readonly waybill_pieces: PiecesTable
   readonly waybill_events: EventsTable
+  readonly waybill_ip_blocks: IpBlocksTable
 }
 
 /** The names of Waybill's tables, for hosts that back up, truncate or inspect them. */
@@ -166,5 +176,6 @@ export const tableNames: ReadonlyArray<keyof WaybillDatabase> = [
   "waybill_stops",
   "waybill_legs",
   "waybill_pieces",
-  "waybill_events"
+  "waybill_events",
+  "waybill_ip_blocks"
 ]

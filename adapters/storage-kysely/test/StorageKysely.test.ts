@@ -31,7 +31,10 @@ describe("migrations", () => {
     Effect.gen(function* () {
       const { db } = yield* recordingSqlite
       const first = yield* Effect.promise(() => migrateToLatest(db))
-      expect(first.results?.map((r) => [r.migrationName, r.status])).toEqual([["0001_initial", "Success"]])
+      expect(first.results?.map((r) => [r.migrationName, r.status])).toEqual([
+        ["0001_initial", "Success"],
+        ["0002_ip_blocks", "Success"]
+      ])
       const second = yield* Effect.promise(() => migrateToLatest(db))
       expect(second.results).toEqual([])
       yield* migrate(db)

@@ -13,13 +13,13 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import { Accounts, Operations } from "@waybill/core"
+import { Accounts, IpBlocks, Operations } from "@waybill/core"
 import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
 
 const USAGE = `Usage: pnpm waybill <command> [options]
 
 Commands:
-  serve [--port 8080] [--host 127.0.0.1] [--base-url URL]
+  serve [--port 8080] [--host 127.0.0.1] [--base-url URL] [--operator-token TOKEN] [--trust-proxy LIST]
                                   serve /api/v1 on the SQLite file; a fresh database gets a demo account
   account create --name NAME      create a customer with a live and a test key (keys are shown once)
   account show CUSTOMER_NO        the account, its key slots (hints, statuses, generations) and links
@@ -28,6 +28,9 @@ Commands:
   key rotate  --customer NO --mode live|test   replace the key (prints the new key once)
   key disable --customer NO --mode live|test   stop the key working (and everything issued under it)
   key enable  --customer NO --mode live|test   let a disabled key work again (old tickets stay dead)
+  ip block IP [--hours 1] [--reason TEXT]   refuse an address (an IPv6 address blocks its /64)
+  ip unblock IP                   lift a block
+  ip list                         blocks in force
   shipment show TRACK_NO          state, stops, legs, events and the commands allowed now
   shipment assign|unassign|arrive|pickup|complete-stop|fail-attempt|return|deliver|fail|cancel TRACK_NO
            [--driver ID] [--stop N] [--reason CODE]
@@ -61,6 +64,8 @@ const { values, positionals } = (() => {
         mode: { type: "string" },
         driver: { type: "string" },
         "cancel-mode": { type: "string" },
+        "trust-proxy": { type: "string" },
+        hours: { type: "string" },
         stop: { type: "string" },
         reason: { type: "string" },
         help: { type: "boolean", short: "h", default: false }
@@ -109,6 +114,7 @@ const describeError = (e: unknown): string => {
   if (err._tag === "AccountNotFound") return `no account ${err.customerNo}`
   if (err._tag === "ShipmentNotFound") return `no shipment ${(e as { trackNo: string }).trackNo}`
   if (err._tag === "TransitionRejected") return `refused: ${(e as { reason: string }).reason}`
+  if (err._tag === "InvalidIp") return `not an IP address: ${(e as { input: string }).input}`
   if (err._tag === "VersionConflict") return "the shipment changed concurrently; run the command again"
   return err.message ?? String(e)
 }
@@ -136,7 +142,15 @@ const commands: Record<string, () => Promise<void>> = {
       port: Number(values.port ?? 8080),
       host: values.host ?? "127.0.0.1",
       ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
-      ...(values["operator-token"] === undefined ? {} : { operatorToken: Redacted.make(values["operator-token"]) })
+      ...(values["operator-token"] === undefined ? {} : { operatorToken: Redacted.make(values["operator-token"]) }),
+      ...(values["trust-proxy"] === undefined
+        ? {}
+        : {
+            trustedProxies: values["trust-proxy"]
+              .split(",")
+              .map((p) => p.trim())
+              .filter((p) => p !== "")
+          })
     })
     const count = await host.database.db
       .selectFrom("waybill_accounts")
@@ -249,6 +263,31 @@ const shipmentView = (v: ReturnType<typeof Operations.view>): string =>
     ...v.events.map((e) => `  ${e.sequence}. ${e.occurred_at}  ${e.type}`),
     `allowed now: ${v.allowed_commands.join(", ") || "nothing (terminal)"}`
   ].join("\n")
+
+commands["ip"] = async () => {
+  const sub = positionals[1]
+  const shape = (b: { ipKey: string; until: number; reason: string; strikes: number }) => ({
+    ip: b.ipKey,
+    until: new Date(b.until).toISOString(),
+    reason: b.reason,
+    strikes: b.strikes
+  })
+  if (sub === "block") {
+    const hours = Number(values.hours ?? 1)
+    if (!Number.isFinite(hours) || hours <= 0) throw new UsageError("--hours must be a positive number")
+    const b = await withCore(IpBlocks.block(need(positionals[2], "IP"), hours * 3_600_000, values.reason ?? "operator"))
+    out(`blocked ${b.ipKey} until ${new Date(b.until).toISOString()}`, shape(b))
+  } else if (sub === "unblock") {
+    const removed = await withCore(IpBlocks.unblock(need(positionals[2], "IP")))
+    out(removed ? "unblocked" : "was not blocked", { unblocked: removed })
+  } else if (sub === "list") {
+    const blocks = await withCore(IpBlocks.active)
+    out(
+      blocks.map((b) => `${b.ipKey}  until ${new Date(b.until).toISOString()}  ${b.reason}`).join("\n") || "no blocks",
+      blocks.map(shape)
+    )
+  } else throw new UsageError("ip block IP [--hours N] [--reason TEXT] | ip unblock IP | ip list")
+}
 
 commands["shipment"] = async () => {
   const sub = positionals[1]

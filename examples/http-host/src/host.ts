@@ -61,6 +61,8 @@ export interface ServeOptions extends HostOptions {
   readonly host: string
   readonly baseUrl?: string
   readonly operatorToken?: Redacted.Redacted<string>
+  /** Proxies (addresses or CIDRs) whose X-Forwarded-For is believed. */
+  readonly trustedProxies?: ReadonlyArray<string>
 }
 
 export interface RunningHost {
@@ -83,7 +85,8 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
       : Layer.merge(waybillLayer(database.db, options), options.extraLayer)
   const handler = createHandler(layer, {
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
-    ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken })
+    ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
+    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies })
   })
   const server = createServer({ keepAliveTimeout: 5000 }, toNodeListener(handler.handler))
   await new Promise<void>((resolve, reject) => {

@@ -29,7 +29,10 @@ export interface TestHost {
 }
 
 export const startHost = async (
-  options: { readonly extraLayer?: Layer.Layer<Cancel.CancelProvider> } = {}
+  options: {
+    readonly extraLayer?: Layer.Layer<Cancel.CancelProvider>
+    readonly trustedProxies?: ReadonlyArray<string>
+  } = {}
 ): Promise<TestHost> => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-e2e-"))
   const dbFile = join(dir, "waybill.db")
@@ -38,7 +41,8 @@ export const startHost = async (
     port: 0,
     host: "127.0.0.1",
     operatorToken: Redacted.make(OPERATOR_TOKEN),
-    ...(options.extraLayer === undefined ? {} : { extraLayer: options.extraLayer })
+    ...(options.extraLayer === undefined ? {} : { extraLayer: options.extraLayer }),
+    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies })
   })
   const layer = waybillLayer(host.database.db, { dbFile })
   const run = <A, E>(program: Effect.Effect<A, E, HostServices>) =>

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Operations } from "@waybill/core"
 import { bookOne, ops, OPERATOR_TOKEN, startHost, type TestAccount, type TestHost } from "./harness.js"
 
 let t: TestHost
@@ -75,5 +76,42 @@ describe("/ops/v1 operator API", () => {
     expect((await ops(t.url, `shipments/${id}/assign`, {})).status).toBe(400)
     expect((await ops(t.url, `shipments/${id}/assign`, { driver_id: 5 })).status).toBe(400)
     expect((await ops(t.url, `shipments/${id}/arrive`, { stop: 9 })).status).toBe(409)
+  })
+
+  it("the same operations are typed Effect programs in the library", async () => {
+    const id = await bookOne(t.url, a.liveKey)
+    await t.run(Operations.assign(id, "drv-lib"))
+    await t.run(Operations.unassign(id))
+    await t.run(Operations.assign(id, "drv-lib-2"))
+    await t.run(Operations.arriveAtStop(id, 0))
+    await t.run(Operations.pickUp(id))
+    await t.run(Operations.arriveAtStop(id, 1))
+    await t.run(Operations.failAttempt(id, 1, "no one home"))
+    await t.run(Operations.returnShipment(id))
+    const done = await t.run(Operations.returnShipment(id))
+    expect(done.shipment.state).toBe("returned")
+    const shown = await t.run(Operations.show(id))
+    expect(shown.events.map((e) => e.type)).toEqual([
+      "shipment.booked",
+      "shipment.assigned",
+      "shipment.unassigned",
+      "shipment.assigned",
+      "shipment.stop_arrived",
+      "shipment.picked_up",
+      "shipment.in_transit",
+      "shipment.stop_arrived",
+      "shipment.attempt_failed",
+      "shipment.returning",
+      "shipment.returned"
+    ])
+    await expect(t.run(Operations.deliver(id))).rejects.toThrow(/returned/)
+    const other = await bookOne(t.url, a.liveKey)
+    const failed = await t.run(Operations.fail(other, "vehicle breakdown"))
+    expect(failed.shipment.state).toBe("failed")
+    const third = await bookOne(t.url, a.liveKey)
+    await t.run(Operations.assign(third, "d"))
+    await t.run(Operations.pickUp(third))
+    await t.run(Operations.completeStop(third, 1))
+    expect((await t.run(Operations.show(third))).state).toBe("delivered")
   })
 })

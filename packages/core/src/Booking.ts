@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import type { Principal, RateCard } from "./Account.js"
 import type { AccountStore } from "./AccountStore.js"
 import * as Catalog from "./Catalog.js"
+import type * as ClientIp from "./ClientIp.js"
 import type { BusinessHours, ServiceOption, VehicleOption, WaybillConfigShape } from "./Config.js"
 import { WaybillConfig } from "./Config.js"
 import * as Credentials from "./Credentials.js"
@@ -24,6 +25,7 @@ import { BadRequest, DuplicateKey, StorageError, ValidationFailed } from "./Erro
 import { estimate } from "./Eta.js"
 import { EventOutbox } from "./EventOutbox.js"
 import { Geo, type ZipLocation } from "./Geo.js"
+import * as IpBlocks from "./IpBlocklist.js"
 import type { KeyRing } from "./KeyRing.js"
 import { abbreviation, formatInZone } from "./LocalTime.js"
 import { rate } from "./Rating.js"
@@ -620,6 +622,8 @@ export const book = Effect.fn("Booking.book")(function* (p: ShipmentPlan, princi
 
 /** What the HTTP layer hands over: the parsed body and the raw Authorization header (null if absent). */
 export interface CreateShipmentsInput {
+  /** The resolved client address, if known; blocked addresses are refused first. */
+  readonly client?: Option.Option<ClientIp.Address>
   readonly body: unknown
   readonly authorization: string | null
 }
@@ -635,6 +639,7 @@ const asRecord = (u: unknown): Record<string, unknown> | undefined =>
  */
 export const createShipments = Effect.fn("Booking.createShipments")(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
+  yield* IpBlocks.check(input.client ?? Option.none())
   const data = asRecord(asRecord(input.body)?.["data"]) ?? {}
   const principal = yield* Credentials.authenticate(Credentials.forBooking(input.authorization, data))
 
@@ -689,6 +694,7 @@ export const createShipments = Effect.fn("Booking.createShipments")(function* (i
 
 /** Services createShipments needs; the host provides them as layers. */
 export type BookingRequirements =
+  | IpBlocks.IpBlocklist
   | WaybillConfig
   | AccountStore
   | KeyRing

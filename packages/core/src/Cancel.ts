@@ -15,7 +15,9 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Principal } from "./Account.js"
+import type * as ClientIp from "./ClientIp.js"
 import * as Credentials from "./Credentials.js"
+import * as IpBlocks from "./IpBlocklist.js"
 import { VersionConflict } from "./Errors.js"
 import * as Lifecycle from "./Lifecycle.js"
 import { commit } from "./Operations.js"
@@ -48,6 +50,8 @@ export class CancelProvider extends Context.Tag("@waybill/core/CancelProvider")<
 export const TRACKING_NUMBER = /^\d{6,8}$/
 
 export interface CancelInput {
+  /** The resolved client address (none when unknown); blocked addresses are refused first. */
+  readonly client: Option.Option<ClientIp.Address>
   readonly authorization: string | null
   /** Every `key` query value (a repeated key is refused). */
   readonly key: ReadonlyArray<string>
@@ -68,6 +72,7 @@ const cancelable = (principal: Principal, s: ShipmentRecord) =>
  * one of the two wins and the loser gets the answer the new state calls for.
  */
 export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) {
+  yield* IpBlocks.check(input.client)
   const principal = yield* Credentials.authenticate(
     Credentials.resolve(input.authorization, [{ source: "query.key", values: input.key }])
   )

@@ -233,3 +233,23 @@ export const perform = Effect.fn("Operations.perform")(function* (trackNo: strin
   const events = yield* Effect.flatMap(EventOutbox, (o) => o.listByShipment(trackNo))
   return view(committed.shipment, events)
 })
+
+/** Gives a booked (or assigned, before pickup) shipment to a driver. */
+export const assign = (trackNo: string, driverId: string) => execute(trackNo, Lifecycle.Assign(driverId))
+/** Takes the driver off a shipment that has not been picked up. */
+export const unassign = (trackNo: string) => execute(trackNo, Lifecycle.Unassign())
+/** The driver arrived at a stop (0 is the pickup). */
+export const arriveAtStop = (trackNo: string, stop: number) => execute(trackNo, Lifecycle.ArriveAtStop(stop))
+/** The goods were collected at the pickup. */
+export const pickUp = (trackNo: string) => execute(trackNo, Lifecycle.PickUp())
+/** A stop's work is done (completing the last stop delivers the shipment). */
+export const completeStop = (trackNo: string, stop: number) => execute(trackNo, Lifecycle.CompleteStop(stop))
+/** Delivery at a stop failed (closed, refused, ...). */
+export const failAttempt = (trackNo: string, stop: number, reason: string) =>
+  execute(trackNo, Lifecycle.FailAttempt(stop, reason))
+/** After a failed attempt: start the return; once returning: the goods are back. */
+export const returnShipment = (trackNo: string) => execute(trackNo, Lifecycle.Return())
+/** The shipment reached its final stop. */
+export const deliver = (trackNo: string) => execute(trackNo, Lifecycle.Deliver())
+/** The shipment cannot be completed (lost, damaged, ...). Terminal. */
+export const fail = (trackNo: string, reason: string) => execute(trackNo, Lifecycle.Fail(reason))

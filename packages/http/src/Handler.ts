@@ -10,7 +10,8 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Redacted from "effect/Redacted"
-import type { Booking, Cancel, Operations } from "@waybill/core"
+import * as Option from "effect/Option"
+import { type Booking, type Cancel, ClientIp, type Operations } from "@waybill/core"
 import { Messages } from "./internal/errors.js"
 import { safeUrlForLog } from "./internal/redact.js"
 import { failure } from "./internal/respond.js"
@@ -25,6 +26,11 @@ export interface HandlerOptions {
   readonly baseUrl?: string
   /** Guards `/ops/v1`; without it the operator API answers 404. */
   readonly operatorToken?: Redacted.Redacted<string>
+  /**
+   * Proxies (addresses or CIDRs) whose `X-Forwarded-For` is believed. Anyone else's header is
+   * ignored, so a client cannot pick the address it is counted and blocked by.
+   */
+  readonly trustedProxies?: ReadonlyArray<string>
 }
 
 /** What the server adapter knows about the connection. */
@@ -79,16 +85,30 @@ const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Response, never
 }
 
 /** The request program: routing, error mapping, and a debug access log with credentials masked. */
-export const handle = (request: Request, info: ConnectionInfo = {}, options: HandlerOptions = {}) =>
+export const handle = (
+  request: Request,
+  info: ConnectionInfo = {},
+  options: HandlerOptions = {},
+  trusted: ReadonlyArray<ClientIp.Cidr> = parseTrusted(options.trustedProxies)
+) =>
   Effect.gen(function* () {
     const url = new URL(request.url)
-    const response = yield* route({ request, url, info, options })
+    const client = ClientIp.resolve(info.remoteAddress, request.headers.get("x-forwarded-for"), trusted)
+    const response = yield* route({ request, url, info, options, client })
     yield* Effect.logDebug("request", request.method, safeUrlForLog(url), response.status)
     return response
   }).pipe(
     Effect.catchAllDefect((defect) =>
       Effect.logError("unexpected defect", defect).pipe(Effect.as(failure(500, "Internal error.")))
     )
+  )
+
+/** Parses the trusted proxy list; a typo here is a configuration error, reported at startup. */
+export const parseTrusted = (list: ReadonlyArray<string> = []): ReadonlyArray<ClientIp.Cidr> =>
+  list.map((entry) =>
+    Option.getOrElse(ClientIp.parseCidr(entry), () => {
+      throw new Error(`trustedProxies: "${entry}" is not an IP address or CIDR`)
+    })
   )
 
 /**
@@ -100,9 +120,10 @@ export const createHandler = <E>(
   options: HandlerOptions = {}
 ): WaybillHandler => {
   const runtime = ManagedRuntime.make(layer)
+  const trusted = parseTrusted(options.trustedProxies)
   return {
     handler: (request, info) =>
-      runtime.runPromise(handle(request, info, options)).catch(() => failure(503, Messages.unavailable)),
+      runtime.runPromise(handle(request, info, options, trusted)).catch(() => failure(503, Messages.unavailable)),
     dispose: () => runtime.dispose()
   }
 }

@@ -24,6 +24,7 @@ import {
   type Account,
   type Event,
   EventOutbox,
+  IpBlocklist,
   type Shipment,
   ShipmentStore,
   Transactor
@@ -31,7 +32,7 @@ import {
 import * as Fixtures from "./Fixtures.js"
 
 /** The services a storage adapter provides and this suite exercises. */
-export type StorageServices = ShipmentStore | AccountStore | EventOutbox | Transactor
+export type StorageServices = ShipmentStore | AccountStore | EventOutbox | Transactor | IpBlocklist
 
 /** Every case of the suite, by the name it is reported under. */
 export const cases = [
@@ -54,7 +55,8 @@ export const cases = [
   "blank key slots never collide and are never found by hash",
   "duplicate hash across customers -> DuplicateKey",
   "listKeys",
-  "link/unlink/linkedChildren are idempotent"
+  "link/unlink/linkedChildren are idempotent",
+  "ip blocks: put/find/replace/remove and listActive"
 ] as const
 
 /** The name of one case of the suite. */
@@ -76,7 +78,8 @@ const stores = Effect.all({
   shipments: ShipmentStore,
   accounts: AccountStore,
   outbox: EventOutbox,
-  tx: Transactor
+  tx: Transactor,
+  ipBlocks: IpBlocklist
 })
 
 const some = <A>(o: Option.Option<A>): A => {
@@ -488,6 +491,26 @@ const body: { readonly [K in ContractCase]: Effect.Effect<void, unknown, Storage
     expect(yield* accounts.linkedChildren(c2)).toEqual([])
     yield* accounts.linkAccount(parent, c1)
     expect(sorted(yield* accounts.linkedChildren(parent))).toEqual(sorted([c1, c2]))
+  }),
+
+  "ip blocks: put/find/replace/remove and listActive": Effect.gen(function* () {
+    const { ipBlocks } = yield* stores
+    const t0 = Fixtures.baseTime
+    expect(yield* ipBlocks.find("203.0.113.9")).toEqual(Option.none())
+    const first = { ipKey: "203.0.113.9", until: t0 + 3_600_000, reason: "manual", createdAt: t0, strikes: 1 }
+    yield* ipBlocks.put(first)
+    expect(some(yield* ipBlocks.find("203.0.113.9"))).toEqual(first)
+    const again = { ...first, until: t0 + 6 * 3_600_000, strikes: 2, reason: "repeat" }
+    yield* ipBlocks.put(again)
+    expect(some(yield* ipBlocks.find("203.0.113.9"))).toEqual(again)
+    const v6 = { ipKey: "2001:db8:1:2::/64", until: t0 + 60_000, reason: "misses", createdAt: t0, strikes: 1 }
+    const expired = { ipKey: "198.51.100.1", until: t0 - 1, reason: "old", createdAt: t0 - 10, strikes: 1 }
+    yield* ipBlocks.put(v6)
+    yield* ipBlocks.put(expired)
+    expect((yield* ipBlocks.listActive(t0)).map((b) => b.ipKey)).toEqual(["2001:db8:1:2::/64", "203.0.113.9"])
+    expect(yield* ipBlocks.remove("203.0.113.9")).toBe(true)
+    expect(yield* ipBlocks.remove("203.0.113.9")).toBe(false)
+    expect(yield* ipBlocks.find("203.0.113.9")).toEqual(Option.none())
   })
 }
 

@@ -3,7 +3,7 @@
  * (which modules are flat, which are namespaces) is absorbed here and nowhere else.
  */
 import type { Account, Event, Shipment } from "@waybill/core"
-import type { AccountStore, EventOutbox, ShipmentStore, Transactor } from "@waybill/core"
+import type { AccountStore, EventOutbox, IpBlocklist, ShipmentStore, Transactor } from "@waybill/core"
 
 /** Port tags, their shapes and the errors the adapter raises, under names that do not clash. */
 export {
@@ -12,6 +12,8 @@ export {
   DuplicateKey,
   EventOutbox as EventOutboxTag,
   type EventOutboxShape,
+  IpBlocklist as IpBlocklistTag,
+  type IpBlocklistShape,
   type ShipmentChange,
   ShipmentStore as ShipmentStoreTag,
   type ShipmentStoreShape,
@@ -22,7 +24,7 @@ export {
 } from "@waybill/core"
 
 /** The services `StorageKysely.layer` provides. */
-export type StorageServices = AccountStore | EventOutbox | ShipmentStore | Transactor
+export type StorageServices = AccountStore | EventOutbox | IpBlocklist | ShipmentStore | Transactor
 
 /** Record types re-exposed flat; see `@waybill/core`'s `Account`, `Event` and `Shipment` modules. */
 export type AccountRecord = Account.AccountRecord

@@ -1,5 +1,7 @@
 /** The shape every route module exports. */
 import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { ClientIp } from "@waybill/core"
 import type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "../Handler.js"
 
 export interface RouteContext {
@@ -7,6 +9,8 @@ export interface RouteContext {
   readonly url: URL
   readonly info: ConnectionInfo
   readonly options: HandlerOptions
+  /** The client address, from the socket or a trusted proxy's X-Forwarded-For. */
+  readonly client: Option.Option<ClientIp.Address>
   /** Path parameters captured by a pattern route. */
   readonly params: ReadonlyArray<string>
 }

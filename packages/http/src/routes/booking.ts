@@ -3,7 +3,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { BadRequest, Booking, WaybillConfig } from "@waybill/core"
 import { isJson, mediaType, readBody } from "../internal/body.js"
-import { badRequestErrors, credentialErrors, storageErrors } from "../internal/errors.js"
+import { badRequestErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { Route } from "./Route.js"
 
@@ -46,14 +46,15 @@ const bookingBody = (request: Request, limit: number) =>
 
 export const createShipmentsRoute: Route = {
   methods: ["POST"],
-  run: ({ request }) =>
+  run: ({ request, client }) =>
     Effect.gen(function* () {
       const config = yield* WaybillConfig
       const body = yield* bookingBody(request, config.booking.maxBodyBytes)
-      const data = yield* Booking.createShipments({ body, authorization: request.headers.get("authorization") })
+      const data = yield* Booking.createShipments({ client, body, authorization: request.headers.get("authorization") })
       return success(data)
     }).pipe(
       Effect.catchTags({
+        IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked)),
         UnsupportedMediaType: (e) => Effect.succeed(failure(415, e.message)),
         BodyTooLarge: (e) => Effect.succeed(failure(413, `The body exceeds the limit of ${e.limit} bytes.`)),
         BodyUnreadable: () => Effect.succeed(failure(400, "The body could not be read.")),

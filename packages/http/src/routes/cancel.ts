@@ -7,16 +7,18 @@ import type { Route } from "./Route.js"
 
 export const cancelRoute: Route = {
   methods: ["GET"],
-  run: ({ request, url }) => {
+  run: ({ request, url, client }) => {
     // A key in the URL is a secret in a URL: never let a cache keep the answer.
     const noStore = { "cache-control": "no-store" }
     return Cancel.cancel({
+      client,
       authorization: request.headers.get("authorization"),
       key: url.searchParams.getAll("key"),
       id: url.searchParams.getAll("id")
     }).pipe(
       Effect.map((payload) => success(payload, 200, noStore)),
       Effect.catchTags({
+        IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked, noStore)),
         InvalidTrackingNumber: () => Effect.succeed(failure(400, Messages.invalidTrackingNumber, noStore)),
         TransitionRejected: (e) =>
           Effect.succeed(
