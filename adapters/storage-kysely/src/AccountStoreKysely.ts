@@ -1,0 +1,116 @@
+/**
+ * @module AccountStoreKysely
+ *
+ * `AccountStore` over Kysely: customers, key slots (hashes only) and account links.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { sql } from "kysely"
+import type { Connection } from "./internal/connection.js"
+import * as Rows from "./internal/rows.js"
+import { type AccountStoreShape } from "./internal/core.js"
+
+/** `AccountStore` over Kysely: customers, key slots (hashes only) and account links. */
+export const makeAccountStore = (conn: Connection): AccountStoreShape => {
+  const { query, queryUnique } = conn
+
+  const accounts: AccountStoreShape = {
+    insertAccount: (account) =>
+      queryUnique("accounts.insert", "customer_no", (c) =>
+        c.insertInto("waybill_accounts").values(Rows.accountRow(account)).execute()
+      ).pipe(Effect.asVoid),
+
+    findAccount: (customerNo) =>
+      query("accounts.select", (c) =>
+        c.selectFrom("waybill_accounts").selectAll().where("customer_no", "=", customerNo).executeTakeFirst()
+      ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), Rows.toAccount))),
+
+    // Writes every field but the key; a missing account changes nothing (callers look it up first).
+    updateAccount: (account) => {
+      const { customer_no, ...fields } = Rows.accountRow(account)
+      return query("accounts.update", (c) =>
+        c.updateTable("waybill_accounts").set(fields).where("customer_no", "=", customer_no).execute()
+      ).pipe(Effect.asVoid)
+    },
+
+    // Upsert on the (customer_no, mode) slot. A hash taken by another slot violates the
+    // partial unique index instead, which ON CONFLICT does not absorb: that is DuplicateKey.
+    putKey: (key) => {
+      const row = Rows.keyRow(key)
+      const slot = {
+        id: row.id,
+        status: row.status,
+        generation: row.generation,
+        hash: row.hash,
+        hint: row.hint,
+        updated_at: row.updated_at
+      }
+      return queryUnique("api_keys.put", "key", (c) =>
+        c
+          .insertInto("waybill_api_keys")
+          .values(row)
+          .onConflict((oc) => oc.columns(["customer_no", "mode"]).doUpdateSet(slot))
+          .execute()
+      ).pipe(Effect.asVoid)
+    },
+
+    // The literal `hash <> ''` repeats the partial index's predicate so both SQLite and
+    // PostgreSQL can prove the index applies (a bound parameter would not let them).
+    findKeyByHash: (hash) =>
+      hash === ""
+        ? Effect.succeed(Option.none())
+        : query("api_keys.select-by-hash", (c) =>
+            c
+              .selectFrom("waybill_api_keys")
+              .selectAll()
+              .where("hash", "=", hash)
+              .where(sql.ref("hash"), "<>", sql.lit(""))
+              .executeTakeFirst()
+          ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), Rows.toKey))),
+
+    findKey: (customerNo, mode) =>
+      query("api_keys.select", (c) =>
+        c
+          .selectFrom("waybill_api_keys")
+          .selectAll()
+          .where("customer_no", "=", customerNo)
+          .where("mode", "=", mode)
+          .executeTakeFirst()
+      ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), Rows.toKey))),
+
+    listKeys: (customerNo) =>
+      query("api_keys.list", (c) =>
+        c.selectFrom("waybill_api_keys").selectAll().where("customer_no", "=", customerNo).orderBy("mode").execute()
+      ).pipe(Effect.map((rows) => rows.map(Rows.toKey))),
+
+    linkAccount: (parent, child) =>
+      query("account_links.insert", (c) =>
+        c
+          .insertInto("waybill_account_links")
+          .values({ parent_customer_no: parent, child_customer_no: child })
+          .onConflict((oc) => oc.columns(["parent_customer_no", "child_customer_no"]).doNothing())
+          .execute()
+      ).pipe(Effect.asVoid),
+
+    unlinkAccount: (parent, child) =>
+      query("account_links.delete", (c) =>
+        c
+          .deleteFrom("waybill_account_links")
+          .where("parent_customer_no", "=", parent)
+          .where("child_customer_no", "=", child)
+          .execute()
+      ).pipe(Effect.asVoid),
+
+    linkedChildren: (parent) =>
+      query("account_links.select", (c) =>
+        c
+          .selectFrom("waybill_account_links")
+          .select("child_customer_no")
+          .where("parent_customer_no", "=", parent)
+          .orderBy("child_customer_no")
+          .execute()
+      ).pipe(Effect.map((rows) => rows.map((r) => r.child_customer_no)))
+  }
+
+  return accounts
+}

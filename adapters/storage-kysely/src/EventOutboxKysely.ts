@@ -1,0 +1,52 @@
+/**
+ * @module EventOutboxKysely
+ *
+ * `EventOutbox` over Kysely: domain events with a per-shipment sequence.
+ */
+import * as Effect from "effect/Effect"
+import type { Connection } from "./internal/connection.js"
+import * as Rows from "./internal/rows.js"
+import { type EventOutboxShape } from "./internal/core.js"
+
+/** `EventOutbox` over Kysely: domain events with a per-shipment sequence. */
+export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
+  const { query, withTransaction } = conn
+
+  const outbox: EventOutboxShape = {
+    // Two statements in one transaction. Concurrent appends for one shipment are serialized
+    // by the shipment's own version check (events are appended in the transaction of the
+    // update they record); a lost race anyway surfaces as a StorageError from the unique
+    // (track_no, sequence) constraint, never as a duplicate sequence.
+    append: (event) =>
+      withTransaction(
+        Effect.gen(function* () {
+          const top = yield* query("events.next-sequence", (c) =>
+            c
+              .selectFrom("waybill_events")
+              .select((eb) => eb.fn.max("sequence").as("top"))
+              .where("track_no", "=", event.trackNo)
+              .executeTakeFirst()
+          )
+          const stored = {
+            id: event.id,
+            type: event.type,
+            customerNo: event.customerNo,
+            trackNo: event.trackNo,
+            sequence: top?.top === null || top?.top === undefined ? 1 : Number(top.top) + 1,
+            livemode: event.livemode,
+            occurredAt: event.occurredAt,
+            data: event.data
+          }
+          yield* query("events.insert", (c) => c.insertInto("waybill_events").values(Rows.eventRow(stored)).execute())
+          return stored
+        })
+      ),
+
+    listByShipment: (trackNo) =>
+      query("events.select", (c) =>
+        c.selectFrom("waybill_events").selectAll().where("track_no", "=", trackNo).orderBy("sequence").execute()
+      ).pipe(Effect.map((rows) => rows.map(Rows.toEvent)))
+  }
+
+  return outbox
+}

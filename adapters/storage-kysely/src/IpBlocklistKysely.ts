@@ -1,0 +1,51 @@
+/**
+ * @module IpBlocklistKysely
+ *
+ * `IpBlocklist` over Kysely: blocked client addresses with an end time.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Connection } from "./internal/connection.js"
+import { type IpBlocklistShape } from "./internal/core.js"
+
+/** `IpBlocklist` over Kysely: blocked client addresses with an end time. */
+export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
+  const { query } = conn
+
+  const ipBlock = (r: { ip_key: string; until: unknown; reason: string; created_at: unknown; strikes: unknown }) => ({
+    ipKey: r.ip_key,
+    until: Number(r.until),
+    reason: r.reason,
+    createdAt: Number(r.created_at),
+    strikes: Number(r.strikes)
+  })
+
+  const ipBlocks: IpBlocklistShape = {
+    find: (ipKey) =>
+      query("ip_blocks.find", (c) =>
+        c.selectFrom("waybill_ip_blocks").selectAll().where("ip_key", "=", ipKey).executeTakeFirst()
+      ).pipe(Effect.map((r) => Option.map(Option.fromNullable(r), ipBlock))),
+    put: (b) =>
+      query("ip_blocks.put", (c) =>
+        c
+          .insertInto("waybill_ip_blocks")
+          .values({ ip_key: b.ipKey, until: b.until, reason: b.reason, created_at: b.createdAt, strikes: b.strikes })
+          .onConflict((oc) =>
+            oc
+              .column("ip_key")
+              .doUpdateSet({ until: b.until, reason: b.reason, created_at: b.createdAt, strikes: b.strikes })
+          )
+          .execute()
+      ).pipe(Effect.asVoid),
+    remove: (ipKey) =>
+      query("ip_blocks.remove", (c) =>
+        c.deleteFrom("waybill_ip_blocks").where("ip_key", "=", ipKey).executeTakeFirst()
+      ).pipe(Effect.map((r) => Number(r.numDeletedRows) > 0)),
+    listActive: (now) =>
+      query("ip_blocks.list", (c) =>
+        c.selectFrom("waybill_ip_blocks").selectAll().where("until", ">", now).orderBy("until").execute()
+      ).pipe(Effect.map((rows) => rows.map(ipBlock)))
+  }
+
+  return ipBlocks
+}

@@ -1,0 +1,126 @@
+/**
+ * @module ShipmentStoreKysely
+ *
+ * `ShipmentStore` over Kysely: shipments with their stops, legs and pieces.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { sql } from "kysely"
+import type { Connection } from "./internal/connection.js"
+import * as Rows from "./internal/rows.js"
+import { type ShipmentStoreShape, VersionConflict } from "./internal/core.js"
+
+/** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
+export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
+  const { query, queryUnique, withTransaction } = conn
+
+  const children = (trackNo: string) =>
+    Effect.all([
+      query("stops.select", (c) =>
+        c.selectFrom("waybill_stops").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
+      ),
+      query("legs.select", (c) =>
+        c.selectFrom("waybill_legs").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
+      ),
+      query("pieces.select", (c) =>
+        c.selectFrom("waybill_pieces").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
+      )
+    ]).pipe(
+      Effect.map(([stops, legs, pieces]) => ({
+        stops: stops.map(Rows.toStop),
+        legs: legs.map(Rows.toLeg),
+        pieces: pieces.map(Rows.toPiece)
+      }))
+    )
+
+  const shipments: ShipmentStoreShape = {
+    // The booking hot path: one statement per table, in one transaction.
+    insert: (s) =>
+      withTransaction(
+        Effect.gen(function* () {
+          yield* queryUnique("shipments.insert", "track_no", (c) =>
+            c.insertInto("waybill_shipments").values(Rows.shipmentRow(s)).execute()
+          )
+          if (s.stops.length > 0) {
+            yield* query("stops.insert", (c) =>
+              c
+                .insertInto("waybill_stops")
+                .values(s.stops.map(Rows.stopRow(s.trackNo)))
+                .execute()
+            )
+          }
+          if (s.legs.length > 0) {
+            yield* query("legs.insert", (c) =>
+              c
+                .insertInto("waybill_legs")
+                .values(s.legs.map(Rows.legRow(s.trackNo)))
+                .execute()
+            )
+          }
+          if (s.pieceDetails.length > 0) {
+            yield* query("pieces.insert", (c) =>
+              c
+                .insertInto("waybill_pieces")
+                .values(s.pieceDetails.map(Rows.pieceRow(s.trackNo)))
+                .execute()
+            )
+          }
+        })
+      ),
+
+    // In a transaction so the shipment row and its stops come from the same moment (a
+    // concurrent update cannot land between the reads and pair an old version with new
+    // stop statuses).
+    findByTrackNo: (trackNo) =>
+      withTransaction(
+        Effect.gen(function* () {
+          const row = yield* query("shipments.select", (c) =>
+            c.selectFrom("waybill_shipments").selectAll().where("track_no", "=", trackNo).executeTakeFirst()
+          )
+          if (row === undefined) return Option.none()
+          const { legs, pieces, stops } = yield* children(trackNo)
+          return Option.some(Rows.toShipment(row, stops, legs, pieces))
+        })
+      ),
+
+    update: (change) =>
+      withTransaction(
+        Effect.gen(function* () {
+          // The version guard and the write are one statement: whichever writer's UPDATE runs
+          // second matches no row (PostgreSQL re-checks the WHERE after the first commits).
+          const row = yield* query("shipments.update", (c) =>
+            c
+              .updateTable("waybill_shipments")
+              .set({
+                state: change.state,
+                driver_id: change.driverId,
+                updated_at: change.updatedAt,
+                version: change.expectedVersion + 1
+              })
+              .where("track_no", "=", change.trackNo)
+              .where("version", "=", change.expectedVersion)
+              .returningAll()
+              .executeTakeFirst()
+          )
+          if (row === undefined) return yield* new VersionConflict({ trackNo: change.trackNo })
+          if (change.stops.length > 0) {
+            // One statement for all changed stops; the last status given for a seq wins.
+            const statuses = new Map(change.stops.map((s) => [s.seq, s.status] as const))
+            const whens = [...statuses].map(([seq, status]) => sql`when ${seq} then ${status}`)
+            yield* query("stops.update", (c) =>
+              c
+                .updateTable("waybill_stops")
+                .set({ status: sql<string>`case seq ${sql.join(whens, sql` `)} else status end` })
+                .where("track_no", "=", change.trackNo)
+                .where("seq", "in", [...statuses.keys()])
+                .execute()
+            )
+          }
+          const { legs, pieces, stops } = yield* children(change.trackNo)
+          return Rows.toShipment(row, stops, legs, pieces)
+        })
+      )
+  }
+
+  return shipments
+}
