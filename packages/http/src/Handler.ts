@@ -9,9 +9,8 @@
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import type * as Redacted from "effect/Redacted"
 import * as Option from "effect/Option"
-import { type Booking, type Cancel, ClientIp, type Operations } from "@waybill/core"
+import { type Cancel, ClientIp } from "@waybill/core"
 import { Messages } from "./internal/errors.js"
 import { safeUrlForLog } from "./internal/redact.js"
 import { failure } from "./internal/respond.js"
@@ -19,30 +18,9 @@ import { createShipmentsRoute } from "./routes/booking.js"
 import { cancelRoute } from "./routes/cancel.js"
 import { opsActionRoute, opsShowRoute } from "./routes/ops.js"
 import type { Route, RouteContext } from "./routes/Route.js"
+import type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "./Options.js"
 
-/** Options a host passes; nothing here is read from the environment. */
-export interface HandlerOptions {
-  /** Public base URL (used in links the API returns). Defaults to the request's origin. */
-  readonly baseUrl?: string
-  /** Guards `/ops/v1`; without it the operator API answers 404. */
-  readonly operatorToken?: Redacted.Redacted<string>
-  /**
-   * Proxies (addresses or CIDRs) whose `X-Forwarded-For` is believed. Anyone else's header is
-   * ignored, so a client cannot pick the address it is counted and blocked by.
-   */
-  readonly trustedProxies?: ReadonlyArray<string>
-}
-
-/** What the server adapter knows about the connection. */
-export interface ConnectionInfo {
-  readonly remoteAddress?: string
-}
-
-/**
- * Everything the handler's programs need; a host builds it from adapters. `CancelProvider` is
- * optional (only accounts in `provider` cancel mode use it).
- */
-export type HandlerRequirements = Booking.BookingRequirements | Operations.OperationsRequirements
+export type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "./Options.js"
 
 export interface WaybillHandler {
   /** Answers one request. Never rejects: failures become envelopes. */

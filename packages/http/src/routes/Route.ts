@@ -2,7 +2,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { ClientIp } from "@waybill/core"
-import type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "../Handler.js"
+import type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "../Options.js"
 
 export interface RouteContext {
   readonly request: Request

@@ -1,0 +1,31 @@
+/**
+ * @module Options
+ *
+ * What a host passes to `createHandler`, and what the handler's programs require.
+ */
+import type * as Redacted from "effect/Redacted"
+import type { Booking, Operations } from "@waybill/core"
+
+/** Options a host passes; nothing here is read from the environment. */
+export interface HandlerOptions {
+  /** Public base URL (used in links the API returns). Defaults to the request's origin. */
+  readonly baseUrl?: string
+  /** Guards `/ops/v1`; without it the operator API answers 404. */
+  readonly operatorToken?: Redacted.Redacted<string>
+  /**
+   * Proxies (addresses or CIDRs) whose `X-Forwarded-For` is believed. Anyone else's header is
+   * ignored, so a client cannot pick the address it is counted and blocked by.
+   */
+  readonly trustedProxies?: ReadonlyArray<string>
+}
+
+/** What the server adapter knows about the connection. */
+export interface ConnectionInfo {
+  readonly remoteAddress?: string
+}
+
+/**
+ * Everything the handler's programs need; a host builds it from adapters. `CancelProvider` is
+ * optional (only accounts in `provider` cancel mode use it).
+ */
+export type HandlerRequirements = Booking.BookingRequirements | Operations.OperationsRequirements
