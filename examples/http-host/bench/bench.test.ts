@@ -1,0 +1,247 @@
+/**
+ * The bench's own checks: its parsers and report, and that both targets really answer the
+ * booking scenario the same way over the same SQLite settings (in-process, one request each).
+ * No load and no timing here; `pnpm bench` does that.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { readConfig } from "./config.js"
+import { nameFromSourceLine } from "./cpuprofile.js"
+import { startFloor } from "./floor.js"
+import { parseProcStat, parseProcStatus } from "./proc.js"
+import { type CpuProfile, summarize } from "./profile.js"
+import { formatReport, type Measurement, ratioOf, type RunReport, verdict } from "./report.js"
+import { BOOKING_BODY, bookSingle, checkSingleBooking, selectScenarios, SHIPMENT } from "./scenarios.js"
+import type { RunningTarget } from "./target.js"
+import { startWaybill } from "./waybill.js"
+
+describe("proc parsers", () => {
+  it("reads VmHWM and VmRSS from /proc/<pid>/status", () => {
+    const status = "Name:\tnode\nVmPeak:\t 1234 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t11\n"
+    expect(parseProcStatus(status)).toEqual({ vmHwmKiB: 204800, vmRssKiB: 102400 })
+    expect(parseProcStatus("Name:\tnode\n")).toEqual({})
+  })
+
+  it("reads busy and idle time from /proc/stat (iowait is idle, steal is busy)", () => {
+    const stat = "cpu  100 5 50 1000 20 1 2 3 0 0\ncpu0 50 2 25 500 10 0 1 1 0 0\n"
+    expect(parseProcStat(stat)).toEqual({ busyMs: (100 + 5 + 50 + 1 + 2 + 3) * 10, idleMs: (1000 + 20) * 10 })
+    expect(parseProcStat("intr 1 2 3\n")).toBeUndefined()
+  })
+})
+
+describe("configuration", () => {
+  it("defaults to 32 connections, 2 s warm-up, 10 s measured, both targets, no profiling", () => {
+    expect(readConfig({})).toEqual({
+      durationSec: 10,
+      warmupSec: 2,
+      connections: 32,
+      scenarios: undefined,
+      targets: ["waybill", "floor"],
+      profile: []
+    })
+  })
+
+  it("reads overrides and refuses nonsense", () => {
+    const c = readConfig({
+      BENCH_DURATION: "3",
+      BENCH_CONNECTIONS: "8",
+      BENCH_TARGETS: "floor",
+      BENCH_PROFILE: "waybill"
+    })
+    expect([c.durationSec, c.connections, c.targets, c.profile]).toEqual([3, 8, ["floor"], ["waybill"]])
+    expect(readConfig({ BENCH_TARGETS: "floor,waybill" }).targets).toEqual(["waybill", "floor"])
+    expect(() => readConfig({ BENCH_DURATION: "ten" })).toThrow(/BENCH_DURATION/)
+    expect(() => readConfig({ BENCH_CONNECTIONS: "0" })).toThrow(/BENCH_CONNECTIONS/)
+    expect(() => readConfig({ BENCH_TARGETS: "nginx" })).toThrow(/BENCH_TARGETS/)
+    expect(() => readConfig({ BENCH_PROFILE: "yes please" })).toThrow(/BENCH_PROFILE/)
+  })
+
+  it("selects scenarios by name", () => {
+    expect(selectScenarios(undefined).map((s) => s.name)).toContain("book-single")
+    expect(selectScenarios(" book-single ").map((s) => s.name)).toEqual(["book-single"])
+    expect(() => selectScenarios("book-single,teleport")).toThrow(/teleport/)
+  })
+})
+
+describe("the booking scenario's check", () => {
+  const good = {
+    data: {
+      jsonstrn: "bench",
+      shipments_with_errors: 0,
+      shipments: [{ order: 1, result: "success", track_no: "12345678" }]
+    },
+    error: null
+  }
+
+  it("accepts one booked shipment", () => {
+    expect(checkSingleBooking(200, good)).toEqual([])
+    expect(bookSingle.quickCheck(JSON.stringify(good))).toBe(true)
+  })
+
+  it("names what is wrong", () => {
+    expect(
+      checkSingleBooking(401, { data: null, error: { message: "Access denied.", exception: null } }).join("\n")
+    ).toMatch(/status 401[\s\S]*error is/)
+    const failed = {
+      ...good,
+      data: { ...good.data, shipments: [{ order: 1, result: "error", track_no: "", errors: ["x"] }] }
+    }
+    expect(checkSingleBooking(200, failed).join("\n")).toMatch(/result is "error"[\s\S]*track_no/)
+    expect(checkSingleBooking(200, "oops")).not.toEqual([])
+    expect(bookSingle.quickCheck(JSON.stringify(failed))).toBe(false)
+  })
+
+  it("sends the same body to every target", () => {
+    const a = bookSingle.request({ url: "http://a", apiKey: "k1" })
+    const b = bookSingle.request({ url: "http://b", apiKey: "k2" })
+    expect(a.body).toBe(BOOKING_BODY)
+    expect(b.body).toBe(BOOKING_BODY)
+    expect(JSON.parse(BOOKING_BODY)).toEqual({ data: { jsonstrn: "bench", shipments: [SHIPMENT] } })
+    expect(a.headers["authorization"]).toBe("Bearer k1")
+  })
+})
+
+describe("report", () => {
+  const measurement = (
+    target: "waybill" | "floor",
+    requestsPerSec: number,
+    problems: Array<string> = []
+  ): Measurement => ({
+    target,
+    requestsPerSec,
+    totalRequests: requestsPerSec * 10,
+    durationSec: 10,
+    latencyMs: { p50: 5, p99: 20, mean: 6, max: 40 },
+    peakRssMiB: 100,
+    non2xx: 0,
+    errors: 0,
+    statusCodes: { "200": requestsPerSec * 10 },
+    serverCpuPercent: 99,
+    serverCpuMicrosPerRequest: 1e6 / requestsPerSec,
+    loadGeneratorCpuPercent: 30,
+    otherCpuPercent: 1,
+    rows: { shipments: requestsPerSec * 10, events: requestsPerSec * 10 },
+    pragmas: {},
+    cpuProfile: null,
+    problems
+  })
+
+  it("computes the ratio and states it against the goal", () => {
+    expect(ratioOf([measurement("waybill", 600), measurement("floor", 1000)])).toBeCloseTo(0.6)
+    expect(ratioOf([measurement("floor", 1000)])).toBeNull()
+    expect(verdict(0.6, true)).toMatch(/0\.60 \(goal >= 0\.50\): MEETS/)
+    expect(verdict(0.2, true)).toMatch(/0\.20 .*BELOW/)
+    expect(verdict(0.2, false)).toMatch(/INVALID/)
+  })
+
+  it("prints one row per target and the problems of an invalid run", () => {
+    const measurements = [measurement("waybill", 300, ["measured: 3 non-2xx answers"]), measurement("floor", 1000)]
+    const report: RunReport = {
+      startedAt: "2026-01-01T00:00:00.000Z",
+      config: { durationSec: 10, warmupSec: 2, connections: 32, targets: ["waybill", "floor"], profiled: [] },
+      environment: { node: "20", platform: "linux-x64", cpus: 2, cpuModel: "cpu", gitCommit: null, gitDirty: null },
+      goalRatio: 0.5,
+      scenarios: [
+        { scenario: "book-single", description: "", measurements, ratio: ratioOf(measurements), problems: [] }
+      ],
+      valid: false
+    }
+    const text = formatReport(report)
+    expect(text).toMatch(/book-single\s+waybill\s+300\s/)
+    expect(text).toMatch(/book-single\s+floor\s+1000\s/)
+    expect(text).toMatch(/ratio waybill\/floor = 0\.30/)
+    expect(text).toMatch(/problem \(waybill\): measured: 3 non-2xx answers/)
+    expect(text).toMatch(/RUN INVALID/)
+  })
+})
+
+describe("profile summary", () => {
+  it("charges library time to the nearest Waybill frame and counts inclusive time once per sample", () => {
+    const root = process.cwd().replace(/\/examples\/http-host$/, "")
+    const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 })
+    const profile: CpuProfile = {
+      nodes: [
+        { id: 1, callFrame: frame("(root)", ""), children: [2, 5] },
+        { id: 2, callFrame: frame("plan", `file://${root}/packages/core/src/Booking.ts`), children: [3] },
+        {
+          id: 3,
+          callFrame: frame("compile", `file://${root}/node_modules/.pnpm/kysely@1/node_modules/kysely/x.js`),
+          children: [4]
+        },
+        { id: 4, callFrame: frame("run", ""), children: [] },
+        { id: 5, callFrame: frame("(idle)", ""), children: [] }
+      ],
+      samples: [2, 3, 4, 4, 5],
+      timeDeltas: [1000, 1000, 1000, 1000, 1000]
+    }
+    const s = summarize(profile)
+    expect([s.totalMs, s.idleMs]).toEqual([5, 1])
+    expect(new Map(s.byArea).get("lib: kysely")).toBe(1)
+    expect(new Map(s.byNearestWaybillFrame).get("plan packages/core/src/Booking.ts:1")).toBe(4)
+    expect(new Map(s.byInclusive).get("compile kysely/x.js:1")).toBe(3)
+  })
+
+  it("names anonymous functions after their source line", () => {
+    expect(nameFromSourceLine("export const plan = (input: ShipmentInput) => {")).toBe("plan")
+    expect(nameFromSourceLine("    insert: (s) =>")).toBe("insert")
+    expect(nameFromSourceLine("  Effect.gen(function*() {")).toBe("<Effect.gen(function*() {>")
+  })
+})
+
+describe("targets answer the booking scenario", () => {
+  const dir = mkdtempSync(join(tmpdir(), "waybill-bench-test-"))
+  let waybill: RunningTarget
+  let floor: RunningTarget
+
+  beforeAll(async () => {
+    waybill = await startWaybill({ dbFile: join(dir, "waybill.db"), host: "127.0.0.1", port: 0 })
+    floor = await startFloor({ dbFile: join(dir, "floor.db"), host: "127.0.0.1", port: 0 })
+  })
+  afterAll(async () => {
+    await waybill?.close()
+    await floor?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const send = async (target: RunningTarget, apiKey = target.apiKey, body?: string) => {
+    const spec = bookSingle.request({ url: target.url, apiKey })
+    const response = await fetch(target.url + spec.path, {
+      method: spec.method,
+      headers: spec.headers,
+      body: body ?? spec.body!
+    })
+    return { status: response.status, body: (await response.json()) as unknown }
+  }
+
+  it("both run on the same SQLite settings", () => {
+    expect(waybill.pragmas).toEqual({ journal_mode: "wal", synchronous: "1", busy_timeout: "5000", foreign_keys: "1" })
+    expect(floor.pragmas).toEqual(waybill.pragmas)
+  })
+
+  it.each(["waybill", "floor"] as const)(
+    "%s books the shipment and writes one shipment and one event",
+    async (name) => {
+      const target = name === "waybill" ? waybill : floor
+      const before = await target.rowCounts()
+      const r = await send(target)
+      expect(checkSingleBooking(r.status, r.body)).toEqual([])
+      const after = await target.rowCounts()
+      expect(after["shipments"]! - before["shipments"]!).toBe(1)
+      expect(after["events"]! - before["events"]!).toBe(1)
+    }
+  )
+
+  it.each(["waybill", "floor"] as const)(
+    "%s refuses a wrong key and a shipment without required fields",
+    async (name) => {
+      const target = name === "waybill" ? waybill : floor
+      expect((await send(target, "wb_live_nope")).status).toBe(401)
+      const { Phone: _phone, ...noPhone } = SHIPMENT
+      const r = await send(target, target.apiKey, JSON.stringify({ data: { shipments: [noPhone] } }))
+      expect(r.status).toBe(400)
+      expect(JSON.stringify(r.body)).toMatch(/Phone/)
+    }
+  )
+})

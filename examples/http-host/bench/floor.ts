@@ -1,0 +1,223 @@
+/**
+ * The floor: the least a server can do and still honestly "book a shipment" over the same wire
+ * request. node:http, no framework: read the body (with a size cap), JSON.parse it, check the
+ * Bearer token against the one it issued and that each shipment names a few required fields,
+ * then one better-sqlite3 transaction with prepared statements inserts a shipment row and an
+ * event row per shipment, and a small JSON envelope goes back.
+ *
+ * What it deliberately does not do (and Waybill does): key hashing and lookup in storage,
+ * per-field sanitizing, ZIP and time-zone resolution, date parsing, ETA, rating, stops and legs,
+ * a query builder, an effect runtime, Fetch Request/Response objects. The ratio Waybill/floor
+ * is therefore the price of all of that on top of the same HTTP and SQLite work.
+ */
+import { randomBytes, randomInt, randomUUID } from "node:crypto"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import Database from "better-sqlite3"
+import { PRAGMA_NAMES, PRAGMAS, pragmaValue } from "./sqlite.js"
+import type { StartTarget } from "./target.js"
+
+/** Waybill's default `booking.maxBodyBytes` (1 MiB); the bench body is well under 1 KiB. */
+const MAX_BODY_BYTES = 1024 * 1024
+
+/** Fields whose presence the floor checks on every shipment (non-empty string or number). */
+export const REQUIRED_FIELDS: ReadonlyArray<string> = [
+  "Contact",
+  "Phone",
+  "PickupAddress",
+  "PickupZip",
+  "DeliverAddress",
+  "DeliverZip",
+  "ServiceType",
+  "VehicleType"
+]
+
+const SCHEMA = `
+create table if not exists floor_shipments (
+  track_no     text primary key,
+  customer_no  text not null,
+  contact      text not null,
+  phone        text not null,
+  pickup_zip   text not null,
+  deliver_zip  text not null,
+  service_type text not null,
+  vehicle_type text not null,
+  jsonstrn     text not null,
+  input        text not null,
+  created_at   integer not null
+);
+create table if not exists floor_events (
+  id          text primary key,
+  track_no    text not null references floor_shipments(track_no),
+  type        text not null,
+  data        text not null,
+  occurred_at integer not null
+);
+`
+
+const CUSTOMER_NO = "1000001"
+
+type Json = Record<string, unknown>
+
+const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const present = (v: unknown): boolean => (typeof v === "string" && v.trim() !== "") || typeof v === "number"
+
+const send = (res: ServerResponse, status: number, payload: unknown): void => {
+  const body = JSON.stringify(payload)
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body)
+  })
+  res.end(body)
+}
+
+const fail = (res: ServerResponse, status: number, message: string): void =>
+  send(res, status, { data: null, error: { message, exception: null } })
+
+/** The whole body, or undefined when it exceeds the cap (the connection is then closed). */
+const readBody = (req: IncomingMessage): Promise<Buffer | undefined> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES) {
+        req.destroy()
+        resolve(undefined)
+      } else chunks.push(chunk)
+    })
+    req.on("end", () => resolve(Buffer.concat(chunks, size)))
+    req.on("error", reject)
+  })
+
+const isPrimaryKeyClash = (e: unknown): boolean =>
+  isObject(e) && (e["code"] === "SQLITE_CONSTRAINT_PRIMARYKEY" || e["code"] === "SQLITE_CONSTRAINT_UNIQUE")
+
+export const startFloor: StartTarget = async ({ dbFile, host, port }) => {
+  const sqlite = new Database(dbFile)
+  for (const p of PRAGMAS) sqlite.pragma(p)
+  sqlite.exec(SCHEMA)
+  const pragmas: Record<string, string> = {}
+  for (const name of PRAGMA_NAMES) pragmas[name] = pragmaValue(sqlite.pragma(name) as ReadonlyArray<unknown>)
+
+  const insertShipment = sqlite.prepare(
+    `insert into floor_shipments
+       (track_no, customer_no, contact, phone, pickup_zip, deliver_zip, service_type, vehicle_type, jsonstrn, input, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+  )
+  const insertEvent = sqlite.prepare(
+    `insert into floor_events (id, track_no, type, data, occurred_at) values (?, ?, ?, ?, ?)`
+  )
+  const countRows = (table: string) => sqlite.prepare(`select count(*) as n from ${table}`).pluck()
+  const countShipments = countRows("floor_shipments")
+  const countEvents = countRows("floor_events")
+
+  /** Inserts every shipment with its event, atomically; returns the tracking numbers. */
+  const book = sqlite.transaction(
+    (shipments: ReadonlyArray<Json>, jsonstrn: string, now: number): Array<string> =>
+      shipments.map((s) => {
+        for (let attempt = 0; ; attempt++) {
+          // 8 digits, first one non-zero, like Waybill's; retried on the rare clash.
+          const trackNo = String(randomInt(10_000_000, 100_000_000))
+          try {
+            insertShipment.run(
+              trackNo,
+              CUSTOMER_NO,
+              String(s["Contact"]),
+              String(s["Phone"]),
+              String(s["PickupZip"]),
+              String(s["DeliverZip"]),
+              String(s["ServiceType"]),
+              String(s["VehicleType"]),
+              jsonstrn,
+              JSON.stringify(s),
+              now
+            )
+          } catch (e) {
+            if (isPrimaryKeyClash(e) && attempt < 10) continue
+            throw e
+          }
+          insertEvent.run(
+            `evt_${randomUUID()}`,
+            trackNo,
+            "shipment.booked",
+            JSON.stringify({
+              track_no: trackNo,
+              state: "booked",
+              service_type: s["ServiceType"],
+              vehicle_type: s["VehicleType"]
+            }),
+            now
+          )
+          return trackNo
+        }
+      })
+  )
+
+  const apiKey = `floor_${randomBytes(24).toString("hex")}`
+  const expectedAuthorization = `Bearer ${apiKey}`
+
+  const createShipments = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.headers.authorization !== expectedAuthorization) return fail(res, 401, "Access denied.")
+    const bytes = await readBody(req)
+    if (bytes === undefined) return fail(res, 413, "The body is too large.")
+    let body: unknown
+    try {
+      body = JSON.parse(bytes.toString("utf8"))
+    } catch {
+      return fail(res, 400, "The body is not valid JSON.")
+    }
+    const data = isObject(body) ? body["data"] : undefined
+    const shipments = isObject(data) ? data["shipments"] : undefined
+    if (!isObject(data) || !Array.isArray(shipments) || shipments.length === 0) {
+      return fail(res, 400, 'The body must be an object {"data": {"shipments": [...]}} with one or more shipments.')
+    }
+    const problems: Array<string> = []
+    shipments.forEach((s: unknown, i) => {
+      if (!isObject(s)) problems.push(`shipments[${i}] must be an object`)
+      else for (const f of REQUIRED_FIELDS) if (!present(s[f])) problems.push(`shipments[${i}].${f} is required`)
+    })
+    if (problems.length > 0) return fail(res, 400, problems.join("; "))
+    const jsonstrn = typeof data["jsonstrn"] === "string" ? data["jsonstrn"] : ""
+    const trackNos = book(shipments as ReadonlyArray<Json>, jsonstrn, Date.now())
+    send(res, 200, {
+      data: {
+        jsonstrn,
+        shipments_with_errors: 0,
+        shipments: trackNos.map((track_no, i) => ({ order: i + 1, result: "success", track_no }))
+      },
+      error: null
+    })
+  }
+
+  /** Exact-path routes, as in Waybill's handler; later scenarios add theirs here. */
+  const routes: Readonly<Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>> = {
+    "POST /api/v1/order/json/": createShipments
+  }
+
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+    const route = routes[`${req.method} ${req.url}`]
+    if (route === undefined) return fail(res, 404, "Not found.")
+    route(req, res).catch(() => {
+      if (!res.headersSent) fail(res, 503, "The service is temporarily unavailable.")
+      else res.destroy()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(port, host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  return {
+    url: `http://${address.address}:${address.port}`,
+    apiKey,
+    pragmas,
+    rowCounts: async () => ({ shipments: Number(countShipments.get()), events: Number(countEvents.get()) }),
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      sqlite.close()
+    }
+  }
+}

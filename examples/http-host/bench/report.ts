@@ -1,0 +1,166 @@
+/**
+ * What a bench run records, and how it is printed. Pure: run.ts fills these in and writes them
+ * to bench-results/<timestamp>.json; the table and the verdict come from here.
+ */
+import type { TargetName } from "./target.js"
+
+/** The throughput Waybill must reach, as a fraction of the floor's (issue: "at least 0.5"). */
+export const GOAL_RATIO = 0.5
+
+/** One target under one scenario. */
+export interface Measurement {
+  readonly target: TargetName
+  /** Completed requests per second over the measured window. */
+  readonly requestsPerSec: number
+  readonly totalRequests: number
+  readonly durationSec: number
+  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly mean: number; readonly max: number }
+  /** Peak RSS of the server process since it started (warm-up included), MiB; null if unknown. */
+  readonly peakRssMiB: number | null
+  readonly non2xx: number
+  /** Socket errors + timeouts + bodies failing the scenario's quick check. */
+  readonly errors: number
+  readonly statusCodes: Readonly<Record<string, number>>
+  /** Server CPU time over the measured window as a share of one core (100 = one core busy). */
+  readonly serverCpuPercent: number
+  /** Server CPU time per completed request, microseconds. */
+  readonly serverCpuMicrosPerRequest: number
+  /** The load generator's own CPU share; near 100 means it, not the server, set the pace. */
+  readonly loadGeneratorCpuPercent: number
+  /**
+   * CPU the rest of the machine used meanwhile (all cores, minus the server and the load
+   * generator), as a share of one core; null without /proc. High values mean the run competed
+   * with other work and its figures are noisy.
+   */
+  readonly otherCpuPercent: number | null
+  /** Rows the target holds at the end, by kind. */
+  readonly rows: Readonly<Record<string, number>>
+  readonly pragmas: Readonly<Record<string, string>>
+  /** The .cpuprofile of the measured window when the target was profiled (BENCH_PROFILE). */
+  readonly cpuProfile: string | null
+  /** Why this measurement is invalid; empty when it is valid. */
+  readonly problems: ReadonlyArray<string>
+}
+
+export interface ScenarioResult {
+  readonly scenario: string
+  readonly description: string
+  readonly measurements: ReadonlyArray<Measurement>
+  /** waybill req/s divided by floor req/s; null unless both ran. */
+  readonly ratio: number | null
+  readonly problems: ReadonlyArray<string>
+}
+
+export interface RunReport {
+  readonly startedAt: string
+  readonly config: {
+    readonly durationSec: number
+    readonly warmupSec: number
+    readonly connections: number
+    readonly targets: ReadonlyArray<TargetName>
+    readonly profiled: ReadonlyArray<TargetName>
+  }
+  readonly environment: {
+    readonly node: string
+    readonly platform: string
+    readonly cpus: number
+    readonly cpuModel: string
+    readonly gitCommit: string | null
+    readonly gitDirty: boolean | null
+  }
+  readonly goalRatio: number
+  readonly scenarios: ReadonlyArray<ScenarioResult>
+  /** False when any scenario or measurement has problems; the process then exits non-zero. */
+  readonly valid: boolean
+}
+
+export const ratioOf = (measurements: ReadonlyArray<Measurement>): number | null => {
+  const waybill = measurements.find((m) => m.target === "waybill")
+  const floor = measurements.find((m) => m.target === "floor")
+  if (waybill === undefined || floor === undefined || floor.requestsPerSec <= 0) return null
+  return waybill.requestsPerSec / floor.requestsPerSec
+}
+
+/** One line on the ratio against {@link GOAL_RATIO}. */
+export const verdict = (ratio: number | null, valid: boolean): string => {
+  if (ratio === null) return "ratio: n/a (needs both targets)"
+  const line = `ratio waybill/floor = ${ratio.toFixed(2)} (goal >= ${GOAL_RATIO.toFixed(2)}): ${ratio >= GOAL_RATIO ? "MEETS the goal" : "BELOW the goal"}`
+  return valid ? line : `${line} [run INVALID, see problems]`
+}
+
+const fixed = (n: number | null, digits: number): string => (n === null ? "n/a" : n.toFixed(digits))
+
+/** A plain-text table, columns padded; the first column left-aligned, the rest right-aligned. */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd()
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
+}
+
+export const formatReport = (report: RunReport): string => {
+  const header = [
+    "scenario",
+    "target",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "peak RSS MiB",
+    "non-2xx",
+    "errors",
+    "CPU %",
+    "CPU us/req",
+    "other CPU %"
+  ]
+  const rows = report.scenarios.flatMap((s) =>
+    s.measurements.map((m) => [
+      s.scenario,
+      m.target,
+      fixed(m.requestsPerSec, 0),
+      fixed(m.latencyMs.p50, 0),
+      fixed(m.latencyMs.p99, 0),
+      fixed(m.peakRssMiB, 1),
+      String(m.non2xx),
+      String(m.errors),
+      fixed(m.serverCpuPercent, 0),
+      fixed(m.serverCpuMicrosPerRequest, 0),
+      fixed(m.otherCpuPercent, 0)
+    ])
+  )
+  const out = [
+    `${report.config.connections} connections, ${report.config.warmupSec} s warm-up + ${report.config.durationSec} s measured per target; ` +
+      `node ${report.environment.node}, ${report.environment.cpus} x ${report.environment.cpuModel}`,
+    "",
+    table(header, rows),
+    ""
+  ]
+  for (const s of report.scenarios) {
+    const valid = s.problems.length === 0 && s.measurements.every((m) => m.problems.length === 0)
+    out.push(`${s.scenario}: ${verdict(s.ratio, valid)}`)
+    for (const m of s.measurements) {
+      if (m.otherCpuPercent !== null && m.otherCpuPercent >= 20) {
+        out.push(
+          `  note: other processes used ${m.otherCpuPercent.toFixed(0)}% of a core while ${m.target} was measured; its figures are noisy`
+        )
+      }
+      if (m.loadGeneratorCpuPercent >= 90) {
+        out.push(
+          `  note: the load generator used ${m.loadGeneratorCpuPercent.toFixed(0)}% of a core against ${m.target}; its req/s may be a lower bound`
+        )
+      }
+      for (const p of m.problems) out.push(`  problem (${m.target}): ${p}`)
+    }
+    for (const p of s.problems) out.push(`  problem: ${p}`)
+  }
+  if (report.config.profiled.length > 0) {
+    out.push(
+      "",
+      `profiled run (${report.config.profiled.join(", ")} sampled by the V8 profiler): figures are slowed by the profiler`
+    )
+  }
+  out.push("", report.valid ? "run valid" : "RUN INVALID: errors or unexpected answers (see problems above)")
+  return out.join("\n")
+}

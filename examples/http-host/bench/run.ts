@@ -1,0 +1,367 @@
+/**
+ * `pnpm bench`: loads Waybill and a hand-written floor (floor.ts) with the same request, one
+ * after the other, each in its own child process over a fresh SQLite file, and prints
+ * requests/s, p50/p99 latency, peak RSS and the Waybill/floor throughput ratio per scenario.
+ * Results also go to bench-results/<timestamp>.json at the repository root.
+ *
+ * A run is only valid if every answer was a 2xx that passed the scenario's check and the
+ * targets wrote the rows those answers promise; otherwise the process exits 1. A low ratio is
+ * reported, never an exit code. See docs/benchmarks.md.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import autocannon, { type Result } from "autocannon"
+import { type BenchConfig, readConfig } from "./config.js"
+import { readMachineCpu, readProcMemory } from "./proc.js"
+import type { ChildMessage, ChildOp, ChildOpResult, ParentMessage } from "./protocol.js"
+import { formatReport, GOAL_RATIO, type Measurement, ratioOf, type RunReport, type ScenarioResult } from "./report.js"
+import { type RequestSpec, type Scenario, selectScenarios, type Session } from "./scenarios.js"
+import type { PragmaValues } from "./sqlite.js"
+import type { TargetName } from "./target.js"
+
+const HOST_DIR = fileURLToPath(new URL("../", import.meta.url))
+const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url))
+const CHILD_ENTRY = fileURLToPath(new URL("./child.ts", import.meta.url))
+const READY_TIMEOUT_MS = 60_000
+const STOP_TIMEOUT_MS = 15_000
+
+/** A broken run: printed and turned into exit code 1. */
+class BenchFailure extends Error {}
+
+// ---------------------------------------------------------------------------------------------
+// Server children
+
+interface ServerChild {
+  readonly target: TargetName
+  readonly pid: number
+  readonly session: Session
+  readonly pragmas: PragmaValues
+  readonly request: <Op extends ChildOp>(op: Op, arg?: string) => Promise<ChildOpResult[Op]>
+  /** Resolves with the exit code once the child is gone. */
+  readonly exited: Promise<number | null>
+  readonly kill: () => void
+}
+
+const live = new Set<ChildProcess>()
+process.on("exit", () => {
+  for (const c of live) c.kill("SIGKILL")
+})
+
+const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> => {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BenchFailure(`${what} took longer than ${ms / 1000} s`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+const startChild = async (target: TargetName, dbFile: string): Promise<ServerChild> => {
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD_ENTRY, target, dbFile], {
+    cwd: HOST_DIR,
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  live.add(child)
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      live.delete(child)
+      resolve(code)
+    })
+  )
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  let nextId = 1
+  const ready = new Promise<Extract<ChildMessage, { type: "ready" }>>((resolve, reject) => {
+    child.on("message", (message: ChildMessage) => {
+      if (message.type === "ready") resolve(message)
+      else if (message.type === "failed") reject(new BenchFailure(`${target} failed to start:\n${message.message}`))
+      else {
+        const waiter = pending.get(message.id)
+        pending.delete(message.id)
+        if (waiter === undefined) return
+        if (message.ok) waiter.resolve(message.value)
+        else waiter.reject(new BenchFailure(`${target}: ${message.message}`))
+      }
+    })
+    void exited.then((code) => {
+      const gone = new BenchFailure(`${target} child exited (code ${code})`)
+      reject(gone)
+      for (const w of pending.values()) w.reject(gone)
+      pending.clear()
+    })
+  })
+  const announced = await withTimeout(ready, READY_TIMEOUT_MS, `starting ${target}`).catch((e: unknown) => {
+    child.kill("SIGKILL")
+    throw e
+  })
+  if (child.pid === undefined) throw new BenchFailure(`${target} child has no pid`)
+  return {
+    target,
+    pid: child.pid,
+    session: { url: announced.url, apiKey: announced.apiKey },
+    pragmas: announced.pragmas,
+    request: <Op extends ChildOp>(op: Op, arg?: string) =>
+      new Promise<ChildOpResult[Op]>((resolve, reject) => {
+        const id = nextId++
+        pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
+        child.send({ id, op, ...(arg === undefined ? {} : { arg }) } satisfies ParentMessage)
+      }),
+    exited,
+    kill: () => child.kill("SIGKILL")
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+/** One request outside the load, checked in full; throws (loudly) when the answer is wrong. */
+const smoke = async (scenario: Scenario, target: TargetName, session: Session, spec: RequestSpec): Promise<void> => {
+  const response = await fetch(session.url + spec.path, {
+    method: spec.method,
+    headers: spec.headers,
+    ...(spec.body === undefined ? {} : { body: spec.body })
+  })
+  const text = await response.text()
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = text
+  }
+  const problems = scenario.check(response.status, body)
+  if (problems.length > 0) {
+    throw new BenchFailure(
+      `${scenario.name} / ${target}: the check request got an unexpected answer, refusing to load it:\n` +
+        problems.map((p) => `  - ${p}`).join("\n") +
+        `\n  status ${response.status}, body: ${text.slice(0, 2000)}`
+    )
+  }
+}
+
+const fire = (
+  session: Session,
+  spec: RequestSpec,
+  seconds: number,
+  connections: number,
+  quickCheck: (body: string) => boolean
+): Promise<Result> =>
+  autocannon({
+    url: session.url + spec.path,
+    method: spec.method,
+    headers: spec.headers,
+    ...(spec.body === undefined ? {} : { body: spec.body }),
+    connections,
+    duration: seconds,
+    pipelining: 1,
+    timeout: 10,
+    verifyBody: quickCheck
+  })
+
+const failures = (r: Result): number => r.errors + r.mismatches
+const describeFailures = (phase: string, r: Result): Array<string> => {
+  const out: Array<string> = []
+  if (r.non2xx > 0) out.push(`${phase}: ${r.non2xx} non-2xx answers (${JSON.stringify(r.statusCodeStats)})`)
+  if (r.errors > 0) out.push(`${phase}: ${r.errors} request errors (${r.timeouts} timeouts)`)
+  if (r.mismatches > 0) out.push(`${phase}: ${r.mismatches} answers failed the scenario's quick check`)
+  return out
+}
+
+const measure = async (
+  scenario: Scenario,
+  target: TargetName,
+  config: BenchConfig,
+  profileRoot: string
+): Promise<Measurement> => {
+  const dir = mkdtempSync(join(tmpdir(), `waybill-bench-${target}-`))
+  const profileFile = config.profile.includes(target)
+    ? join(profileRoot, `${scenario.name}-${target}.cpuprofile`)
+    : null
+  if (profileFile !== null) mkdirSync(profileRoot, { recursive: true })
+  const log = (s: string) => console.log(`[${scenario.name} / ${target}] ${s}`)
+  let child: ServerChild | undefined
+  try {
+    child = await startChild(target, join(dir, "bench.db"))
+    const session = child.session
+    log(`pid ${child.pid} listening on ${session.url}`)
+    await scenario.prepare?.(session)
+    const spec = scenario.request(session)
+    await smoke(scenario, target, session, spec)
+
+    const problems: Array<string> = []
+    let okAnswers = 1 // the smoke request
+    if (config.warmupSec > 0) {
+      log(`warm-up ${config.warmupSec} s`)
+      const warm = await fire(session, spec, config.warmupSec, config.connections, scenario.quickCheck)
+      problems.push(...describeFailures("warm-up", warm))
+      okAnswers += warm["2xx"]
+    }
+
+    log(`measuring ${config.durationSec} s at ${config.connections} connections`)
+    if (profileFile !== null) await child.request("profile-start")
+    const before = await child.request("usage")
+    const selfBefore = process.cpuUsage()
+    const machineBefore = readMachineCpu()
+    const wallBefore = performance.now()
+    const result = await fire(session, spec, config.durationSec, config.connections, scenario.quickCheck)
+    const wallMs = performance.now() - wallBefore
+    const self = process.cpuUsage(selfBefore)
+    const machineAfter = readMachineCpu()
+    const after = await child.request("usage")
+    if (profileFile !== null)
+      log(`CPU profile of the measured window: ${await child.request("profile-stop", profileFile)}`)
+    problems.push(...describeFailures("measured", result))
+    okAnswers += result["2xx"]
+
+    const serverMicros = after.userMicros - before.userMicros + (after.systemMicros - before.systemMicros)
+    const selfMicros = self.user + self.system
+    // Whatever else kept the machine's cores busy meanwhile: other processes competing with the run.
+    const otherCpuPercent =
+      machineBefore === undefined || machineAfter === undefined
+        ? null
+        : Math.max(
+            0,
+            ((machineAfter.busyMs - machineBefore.busyMs - (serverMicros + selfMicros) / 1000) / wallMs) * 100
+          )
+    const procMemory = readProcMemory(child.pid)
+    const peakKiB = procMemory?.vmHwmKiB ?? after.maxRssKiB
+    const rows = await child.request("rows")
+    // Every 2xx wrote its rows; requests cut off when a phase ended may have written theirs too.
+    const phases = config.warmupSec > 0 ? 2 : 1
+    for (const [kind, perRequest] of Object.entries(scenario.writesPerRequest)) {
+      const have = rows[kind] ?? 0
+      const min = okAnswers * perRequest
+      const max = (okAnswers + phases * config.connections) * perRequest
+      if (have < min || have > max)
+        problems.push(`${kind}: ${have} rows for ${okAnswers} successful answers (expected ${min}..${max})`)
+    }
+
+    await withTimeout(child.request("stop"), STOP_TIMEOUT_MS, `stopping ${target}`)
+    const code = await withTimeout(child.exited, STOP_TIMEOUT_MS, `waiting for ${target} to exit`)
+    if (code !== 0) problems.push(`the server exited with code ${code}`)
+
+    const requestsPerSec = result.requests.total / result.duration
+    const measurement: Measurement = {
+      target,
+      requestsPerSec,
+      totalRequests: result.requests.total,
+      durationSec: result.duration,
+      latencyMs: {
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        mean: result.latency.mean,
+        max: result.latency.max
+      },
+      peakRssMiB: peakKiB > 0 ? peakKiB / 1024 : null,
+      non2xx: result.non2xx,
+      errors: failures(result),
+      statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count])),
+      serverCpuPercent: (serverMicros / 1000 / wallMs) * 100,
+      serverCpuMicrosPerRequest: result.requests.total > 0 ? serverMicros / result.requests.total : 0,
+      loadGeneratorCpuPercent: (selfMicros / 1000 / wallMs) * 100,
+      otherCpuPercent,
+      rows,
+      pragmas: child.pragmas,
+      cpuProfile: profileFile,
+      problems
+    }
+    log(
+      `${requestsPerSec.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms` +
+        (problems.length > 0 ? `, ${problems.length} problem(s)` : "")
+    )
+    return measurement
+  } finally {
+    child?.kill()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run
+
+const git = (...args: Array<string>): string | null => {
+  try {
+    return execFileSync("git", args, { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+  } catch {
+    return null
+  }
+}
+
+const runScenario = async (scenario: Scenario, config: BenchConfig, profileRoot: string): Promise<ScenarioResult> => {
+  console.log(`\n${scenario.name}: ${scenario.description}`)
+  const measurements: Array<Measurement> = []
+  // One target at a time: on a small machine the load generator needs the other core.
+  for (const target of config.targets) measurements.push(await measure(scenario, target, config, profileRoot))
+  const problems: Array<string> = []
+  const [a, b] = measurements
+  if (a !== undefined && b !== undefined && JSON.stringify(a.pragmas) !== JSON.stringify(b.pragmas)) {
+    problems.push(
+      `SQLite settings differ: ${a.target} ${JSON.stringify(a.pragmas)} vs ${b.target} ${JSON.stringify(b.pragmas)}`
+    )
+  }
+  return {
+    scenario: scenario.name,
+    description: scenario.description,
+    measurements,
+    ratio: ratioOf(measurements),
+    problems
+  }
+}
+
+const main = async (): Promise<number> => {
+  const config = readConfig()
+  const scenarios = selectScenarios(config.scenarios)
+  const startedAt = new Date()
+  const stamp = startedAt.toISOString().replace(/[:.]/g, "-")
+  const resultsDir = join(REPO_ROOT, "bench-results")
+  const profileRoot = join(resultsDir, "profiles", stamp)
+
+  const results: Array<ScenarioResult> = []
+  for (const scenario of scenarios) results.push(await runScenario(scenario, config, profileRoot))
+
+  const valid = results.every((s) => s.problems.length === 0 && s.measurements.every((m) => m.problems.length === 0))
+  const report: RunReport = {
+    startedAt: startedAt.toISOString(),
+    config: {
+      durationSec: config.durationSec,
+      warmupSec: config.warmupSec,
+      connections: config.connections,
+      targets: config.targets,
+      profiled: config.profile
+    },
+    environment: {
+      node: process.versions.node,
+      platform: `${process.platform}-${process.arch}`,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? "unknown",
+      gitCommit: git("rev-parse", "HEAD"),
+      gitDirty: ((s) => (s === null ? null : s !== ""))(git("status", "--porcelain"))
+    },
+    goalRatio: GOAL_RATIO,
+    scenarios: results,
+    valid
+  }
+  console.log(`\n${formatReport(report)}`)
+  mkdirSync(resultsDir, { recursive: true })
+  const file = join(resultsDir, `${stamp}.json`)
+  writeFileSync(file, JSON.stringify(report, null, 2) + "\n")
+  console.log(`results: ${file}`)
+  if (config.profile.length > 0) {
+    console.log(
+      `CPU profiles in ${profileRoot}; summarize one with: pnpm --filter @waybill/example-http-host exec tsx bench/profile.ts <file>`
+    )
+  }
+  return valid ? 0 : 1
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    console.error(
+      `\nBENCH FAILED: ${error instanceof Error ? (error instanceof BenchFailure ? error.message : error.stack) : String(error)}`
+    )
+    process.exitCode = 1
+  }
+)

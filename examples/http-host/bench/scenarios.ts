@@ -1,0 +1,129 @@
+/**
+ * The bench scenarios: a small registry. Each scenario names one HTTP request that every target
+ * is loaded with, a full check of one answer (run once per target before any load, so a broken
+ * target fails loudly instead of benchmarking its error path), a cheap check applied to every
+ * answer during the load, and the rows each successful answer must leave behind.
+ *
+ * To add a scenario (document lookup, label download, webhook delivery, ...): write one more
+ * `Scenario`, append it to {@link SCENARIOS}, and give the floor (floor.ts) a minimal handler
+ * for the same route. If it needs data first (a booked shipment to look up), do that in
+ * `prepare` through the target's own API, so both targets are set up the same way.
+ */
+
+/** What the orchestrator knows about a started target. */
+export interface Session {
+  readonly url: string
+  readonly apiKey: string
+}
+
+/** One request, sent identically (apart from the credential) to every target. */
+export interface RequestSpec {
+  readonly method: "GET" | "POST"
+  /** Path and query, e.g. `/api/v1/order/json/`. */
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body?: string
+}
+
+export interface Scenario {
+  readonly name: string
+  readonly description: string
+  /** Optional setup through the target's API before the request is built (none for booking). */
+  readonly prepare?: (session: Session) => Promise<void>
+  readonly request: (session: Session) => RequestSpec
+  /** Problems with one answer (empty when right): status, envelope and payload shape. */
+  readonly check: (status: number, body: unknown) => ReadonlyArray<string>
+  /** Per-answer check during the load; must be cheap (it runs in the load generator's thread). */
+  readonly quickCheck: (body: string) => boolean
+  /** Rows each successful answer writes, by kind (matched against the target's `rowCounts`). */
+  readonly writesPerRequest: Readonly<Record<string, number>>
+}
+
+const bearer = (session: Session) => ({ authorization: `Bearer ${session.apiKey}` })
+
+/**
+ * A valid single-stop shipment in Chicago, bookable at any time of day: the same fixture as
+ * `shipment()` in test/harness.ts, copied so the load generator does not import the host.
+ */
+export const SHIPMENT: Readonly<Record<string, string>> = {
+  Contact: "Ada Lopez",
+  Phone: "(312) 555-0100",
+  PickupName: "Acme Parts",
+  PickupAddress: "233 S Wacker Dr",
+  PickupCity: "Chicago",
+  PickupState: "IL",
+  PickupZip: "60606",
+  DeliverName: "Bolt Labs",
+  DeliverAddress: "1060 W Addison St",
+  DeliverCity: "Chicago",
+  DeliverState: "IL",
+  DeliverZip: "60613",
+  Pieces: "2",
+  Weight: "15 lbs",
+  ServiceType: "2hour",
+  VehicleType: "car",
+  Pickupdate: "now",
+  Deliverdate: "today"
+}
+
+/** The booking body, byte for byte the same for every target and every request. */
+export const BOOKING_BODY = JSON.stringify({ data: { jsonstrn: "bench", shipments: [SHIPMENT] } })
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The create-shipments success envelope for exactly one booked shipment. */
+export const checkSingleBooking = (status: number, body: unknown): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  if (status !== 200) problems.push(`status ${status}, expected 200`)
+  if (!isObject(body)) return [...problems, `body is not a JSON object: ${JSON.stringify(body)}`]
+  if (body["error"] !== null) problems.push(`error is ${JSON.stringify(body["error"])}, expected null`)
+  const data = body["data"]
+  if (!isObject(data)) return [...problems, "data is not an object"]
+  if (data["jsonstrn"] !== "bench")
+    problems.push(`data.jsonstrn is ${JSON.stringify(data["jsonstrn"])}, expected "bench"`)
+  if (data["shipments_with_errors"] !== 0)
+    problems.push(`data.shipments_with_errors is ${JSON.stringify(data["shipments_with_errors"])}`)
+  const shipments = data["shipments"]
+  if (!Array.isArray(shipments) || shipments.length !== 1)
+    return [...problems, "data.shipments does not hold exactly one result"]
+  const s: unknown = shipments[0]
+  if (!isObject(s)) return [...problems, "data.shipments[0] is not an object"]
+  if (s["order"] !== 1) problems.push(`shipments[0].order is ${JSON.stringify(s["order"])}`)
+  if (s["result"] !== "success")
+    problems.push(`shipments[0].result is ${JSON.stringify(s["result"])}: ${JSON.stringify(s["errors"])}`)
+  if (typeof s["track_no"] !== "string" || !/^[1-9]\d{7}$/.test(s["track_no"])) {
+    problems.push(`shipments[0].track_no is ${JSON.stringify(s["track_no"])}, expected 8 digits`)
+  }
+  return problems
+}
+
+export const bookSingle: Scenario = {
+  name: "book-single",
+  description:
+    "POST /api/v1/order/json/ with one valid shipment (Bearer key): validation, rating, shipment + event write",
+  request: (session) => ({
+    method: "POST",
+    path: "/api/v1/order/json/",
+    headers: { "content-type": "application/json", ...bearer(session) },
+    body: BOOKING_BODY
+  }),
+  check: checkSingleBooking,
+  quickCheck: (body) => body.includes('"result":"success"') && body.includes('"error":null'),
+  writesPerRequest: { shipments: 1, events: 1 }
+}
+
+export const SCENARIOS: ReadonlyArray<Scenario> = [bookSingle]
+
+/** The scenarios named in `filter` (comma-separated), or all of them; unknown names throw. */
+export const selectScenarios = (filter: string | undefined): ReadonlyArray<Scenario> => {
+  if (filter === undefined || filter.trim() === "") return SCENARIOS
+  const names = filter
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n))
+  if (unknown.length > 0) {
+    throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`)
+  }
+  return SCENARIOS.filter((s) => names.includes(s.name))
+}

@@ -1,0 +1,15 @@
+/**
+ * Each target's module, loaded lazily so a floor child never imports Waybill (its peak RSS
+ * would otherwise include Effect, Kysely and the ZIP dataset). Kept apart from target.ts, which
+ * the target modules import for their types.
+ */
+import type { StartTarget, TargetName } from "./target.js"
+
+export const loadTarget = async (name: TargetName): Promise<StartTarget> => {
+  switch (name) {
+    case "waybill":
+      return (await import("./waybill.js")).startWaybill
+    case "floor":
+      return (await import("./floor.js")).startFloor
+  }
+}

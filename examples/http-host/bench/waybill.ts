@@ -1,0 +1,40 @@
+/**
+ * The Waybill target: the example host exactly as `serve` composes it (src/host.ts), plus one
+ * customer account whose live key the load uses. Nothing is tuned for the bench.
+ */
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { sql } from "kysely"
+import { Accounts } from "@waybill/core"
+import { serve, waybillLayer } from "../src/host.js"
+import { PRAGMA_NAMES, pragmaValue } from "./sqlite.js"
+import type { StartTarget } from "./target.js"
+
+export const startWaybill: StartTarget = async ({ dbFile, host, port }) => {
+  const running = await serve({ dbFile, port, host })
+  const db = running.database.db
+  try {
+    const created = await Effect.runPromise(
+      Accounts.createAccount({ name: "Bench customer" }).pipe(Effect.provide(waybillLayer(db, { dbFile })))
+    )
+    const pragmas: Record<string, string> = {}
+    for (const name of PRAGMA_NAMES) {
+      const result = await sql.raw(`pragma ${name}`).execute(db)
+      pragmas[name] = pragmaValue(result.rows)
+    }
+    const count = async (table: string): Promise<number> => {
+      const result = await sql.raw(`select count(*) as n from ${table}`).execute(db)
+      return Number(pragmaValue(result.rows))
+    }
+    return {
+      url: running.url,
+      apiKey: Redacted.value(created.liveKey),
+      pragmas,
+      rowCounts: async () => ({ shipments: await count("waybill_shipments"), events: await count("waybill_events") }),
+      close: running.close
+    }
+  } catch (error) {
+    await running.close()
+    throw error
+  }
+}
