@@ -23,6 +23,9 @@ export interface ListenerOptions {
 
 const METHODS_WITHOUT_BODY = new Set(["GET", "HEAD"])
 
+/** Bodies up to this size (with a Content-Length) are buffered and sent in one write. */
+const SMALL_BODY = 64 * 1024
+
 /** Converts a Node request into a Fetch `Request` without buffering the body. */
 export const toRequest = (req: IncomingMessage, options: ListenerOptions = {}): Request => {
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true
@@ -66,11 +69,20 @@ export const writeResponse = async (
   })
   const cookies = response.headers.getSetCookie()
   if (cookies.length > 0) headers["set-cookie"] = cookies
-  res.writeHead(response.status, headers)
   if (response.body === null || method === "HEAD") {
+    res.writeHead(response.status, headers)
     res.end()
     return
   }
+  // A small body of known length goes out with the headers in one write.
+  const length = Number(response.headers.get("content-length") ?? Number.NaN)
+  if (length <= SMALL_BODY) {
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    res.writeHead(response.status, headers)
+    res.end(bytes)
+    return
+  }
+  res.writeHead(response.status, headers)
   const reader = response.body.getReader()
   try {
     for (;;) {

@@ -68,6 +68,40 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
               .executeTakeFirst()
           ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), Rows.toKey))),
 
+    findKeyWithAccount: (hash) =>
+      hash === ""
+        ? Effect.succeed(Option.none())
+        : query("api_keys.select-with-account", (c) =>
+            c
+              .selectFrom("waybill_api_keys as k")
+              .innerJoin("waybill_accounts as a", "a.customer_no", "k.customer_no")
+              .selectAll("k")
+              .select([
+                "a.name as account_name",
+                "a.cancel_mode as account_cancel_mode",
+                "a.rate_card as account_rate_card",
+                "a.ip_allowlist as account_ip_allowlist",
+                "a.created_at as account_created_at"
+              ])
+              .where("k.hash", "=", hash)
+              .where(sql.ref("k.hash"), "<>", sql.lit(""))
+              .executeTakeFirst()
+          ).pipe(
+            Effect.map((row) =>
+              Option.map(Option.fromNullable(row), (r) => ({
+                key: Rows.toKey(r),
+                account: Rows.toAccount({
+                  customer_no: r.customer_no,
+                  name: r.account_name,
+                  cancel_mode: r.account_cancel_mode,
+                  rate_card: r.account_rate_card,
+                  ip_allowlist: r.account_ip_allowlist,
+                  created_at: r.account_created_at
+                })
+              }))
+            )
+          ),
+
     findKey: (customerNo, mode) =>
       query("api_keys.select", (c) =>
         c

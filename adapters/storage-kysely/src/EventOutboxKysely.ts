@@ -10,7 +10,7 @@ import { type EventOutboxShape } from "./internal/core.js"
 
 /** `EventOutbox` over Kysely: domain events with a per-shipment sequence. */
 export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
-  const { query, withTransaction } = conn
+  const { insertRows, query, withTransaction } = conn
 
   const outbox: EventOutboxShape = {
     // Two statements in one transaction. Concurrent appends for one shipment are serialized
@@ -20,13 +20,16 @@ export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
     append: (event) =>
       withTransaction(
         Effect.gen(function* () {
-          const top = yield* query("events.next-sequence", (c) =>
-            c
-              .selectFrom("waybill_events")
-              .select((eb) => eb.fn.max("sequence").as("top"))
-              .where("track_no", "=", event.trackNo)
-              .executeTakeFirst()
-          )
+          const top =
+            event.sequence === undefined
+              ? yield* query("events.next-sequence", (c) =>
+                  c
+                    .selectFrom("waybill_events")
+                    .select((eb) => eb.fn.max("sequence").as("top"))
+                    .where("track_no", "=", event.trackNo)
+                    .executeTakeFirst()
+                )
+              : { top: event.sequence - 1 }
           const stored = {
             id: event.id,
             type: event.type,
@@ -37,7 +40,7 @@ export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
             occurredAt: event.occurredAt,
             data: event.data
           }
-          yield* query("events.insert", (c) => c.insertInto("waybill_events").values(Rows.eventRow(stored)).execute())
+          yield* query("events.insert", (c) => insertRows(c, "waybill_events", [Rows.eventRow(stored)]))
           return stored
         })
       ),

@@ -12,7 +12,7 @@ import { type ShipmentStoreShape, VersionConflict } from "./internal/core.js"
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
-  const { query, queryUnique, withTransaction } = conn
+  const { insertRows, query, queryUnique, withTransaction } = conn
 
   const children = (trackNo: string) =>
     Effect.all([
@@ -39,30 +39,17 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
       withTransaction(
         Effect.gen(function* () {
           yield* queryUnique("shipments.insert", "track_no", (c) =>
-            c.insertInto("waybill_shipments").values(Rows.shipmentRow(s)).execute()
+            insertRows(c, "waybill_shipments", [Rows.shipmentRow(s)])
           )
           if (s.stops.length > 0) {
-            yield* query("stops.insert", (c) =>
-              c
-                .insertInto("waybill_stops")
-                .values(s.stops.map(Rows.stopRow(s.trackNo)))
-                .execute()
-            )
+            yield* query("stops.insert", (c) => insertRows(c, "waybill_stops", s.stops.map(Rows.stopRow(s.trackNo))))
           }
           if (s.legs.length > 0) {
-            yield* query("legs.insert", (c) =>
-              c
-                .insertInto("waybill_legs")
-                .values(s.legs.map(Rows.legRow(s.trackNo)))
-                .execute()
-            )
+            yield* query("legs.insert", (c) => insertRows(c, "waybill_legs", s.legs.map(Rows.legRow(s.trackNo))))
           }
           if (s.pieceDetails.length > 0) {
             yield* query("pieces.insert", (c) =>
-              c
-                .insertInto("waybill_pieces")
-                .values(s.pieceDetails.map(Rows.pieceRow(s.trackNo)))
-                .execute()
+              insertRows(c, "waybill_pieces", s.pieceDetails.map(Rows.pieceRow(s.trackNo)))
             )
           }
         })

@@ -11,6 +11,7 @@
  */
 export * as Migrations from "./Migrations.js"
 export { migrate, migrateToLatest } from "./Migrations.js"
+export { type SqliteLike, withStatementCache } from "./StatementCache.js"
 export * as StorageKysely from "./StorageKysely.js"
 export * as Tables from "./Tables.js"
 export type { WaybillDatabase } from "./Tables.js"

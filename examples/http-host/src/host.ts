@@ -16,7 +16,7 @@ import { type Cancel, Entropy, WaybillConfig } from "@waybill/core"
 import { GeoUs } from "@waybill/geo-us"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
-import { migrate, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { migrate, StorageKysely, type WaybillDatabase, withStatementCache } from "@waybill/storage-kysely"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
 
 export interface HostOptions {
@@ -39,7 +39,7 @@ export const openDatabase = async (file: string): Promise<OpenDatabase> => {
   sqlite.pragma("synchronous = NORMAL")
   sqlite.pragma("busy_timeout = 5000")
   sqlite.pragma("foreign_keys = ON")
-  const db = new Kysely<WaybillDatabase>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<WaybillDatabase>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   await Effect.runPromise(migrate(db))
   return { db, close: () => db.destroy() }
 }

@@ -3,7 +3,7 @@
  * never in it, so a stolen database alone cannot be used to test guessed keys. Each KeyRing
  * purpose gets its own secret derived with HKDF-SHA-256.
  */
-import { hkdfSync, randomBytes } from "node:crypto"
+import { createHmac, hkdfSync, randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import * as Redacted from "effect/Redacted"
@@ -37,5 +37,7 @@ export const keyRingLayer = (master: Uint8Array, id = "k1") => {
     SecretPurpose,
     ReadonlyArray<KeySecret>
   >
-  return KeyRing.fromSecrets(secrets)
+  return KeyRing.fromSecrets(secrets, {
+    hmacSha256: (key, message) => createHmac("sha256", key).update(message).digest()
+  })
 }

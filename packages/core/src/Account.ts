@@ -47,10 +47,11 @@ export interface ApiKeyRecord {
   readonly updatedAt: number
 }
 
-/** Who a request acts for, once its key checked out. */
+/**
+ * Who a request acts for, once its key checked out. The accounts it may read (its own and linked
+ * children) are looked up only by the reads that need them (`Credentials.readableAccounts`).
+ */
 export interface Principal {
   readonly account: AccountRecord
   readonly key: ApiKeyRecord
-  /** Accounts this credential may read: its own first, then linked children. */
-  readonly readableCustomerNos: ReadonlyArray<string>
 }

@@ -18,6 +18,13 @@ export interface AccountStoreShape {
   /** Inserts or replaces the key slot (customerNo, mode). A hash already used elsewhere is `DuplicateKey({ what: "key" })`. */
   readonly putKey: (key: ApiKeyRecord) => Effect.Effect<void, DuplicateKey | StorageError>
   readonly findKeyByHash: (hash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
+  /**
+   * The key with that hash and its account, in one lookup: what every authenticated request
+   * needs first, so adapters should answer it with a single indexed query.
+   */
+  readonly findKeyWithAccount: (
+    hash: string
+  ) => Effect.Effect<Option.Option<{ readonly key: ApiKeyRecord; readonly account: AccountRecord }>, StorageError>
   readonly findKey: (customerNo: string, mode: KeyMode) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
   readonly listKeys: (customerNo: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
   /** Lets `parent` read `child`'s orders. Idempotent. */

@@ -12,8 +12,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { KeyMode } from "./Account.js"
 import { Entropy } from "./Entropy.js"
-import { hmacSha256, toHex, utf8 } from "./internal/bytes.js"
-import { KeyRing } from "./KeyRing.js"
+import { toHex, utf8 } from "./internal/bytes.js"
+import { KeyRing, type KeySecret } from "./KeyRing.js"
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 const BODY_LENGTH = 43
@@ -74,12 +74,10 @@ export const generate = (mode: KeyMode): Effect.Effect<Redacted.Redacted<string>
     return Redacted.make(head + checksum(head))
   })
 
-/** Hex HMAC-SHA-256 of the key under the current `api-key` secret: what storage keeps and looks up. */
+/** Hex HMAC-SHA-256 of the key under one `api-key` secret. */
+export const hashWith = (secret: KeySecret, key: Redacted.Redacted<string>): Effect.Effect<string, never, KeyRing> =>
+  Effect.flatMap(KeyRing, (ring) => Effect.map(ring.hmac(secret, utf8(Redacted.value(key))), toHex))
+
+/** Hex HMAC-SHA-256 of the key under the current `api-key` secret: what storage keeps for new keys. */
 export const hash = (key: Redacted.Redacted<string>): Effect.Effect<string, never, KeyRing> =>
-  Effect.gen(function* () {
-    const secret = yield* (yield* KeyRing).current("api-key")
-    const mac = yield* Effect.promise(() =>
-      hmacSha256(`api-key:${secret.id}`, Redacted.value(secret.material), utf8(Redacted.value(key)))
-    )
-    return toHex(mac)
-  })
+  Effect.flatMap(KeyRing, (ring) => Effect.flatMap(ring.current("api-key"), (secret) => hashWith(secret, key)))

@@ -542,8 +542,12 @@ const structuralProblems = (error: ParseResult.ParseError): ReadonlyArray<string
       : `${path} must be ${issue.path.some((p) => p === "multistop_route" || p === "piece_details") && issue.path.length === 1 ? "an array of objects" : "a string or a number"}`
   })
 
-/** Stores one planned shipment and its `shipment.booked` event in one transaction, retrying tracking-number collisions. */
-export const book = Effect.fn("Booking.book")(function* (p: ShipmentPlan, principal: Principal, jsonstrn: string) {
+/**
+ * Stores one planned shipment and its `shipment.booked` event in one transaction, retrying
+ * tracking-number collisions; returns the record and its response element. Untraced: this and
+ * {@link createShipments} are the benchmarked hot path, where a span costs more than a query.
+ */
+export const book = Effect.fnUntraced(function* (p: ShipmentPlan, principal: Principal, jsonstrn: string) {
   const store = yield* ShipmentStore
   const outbox = yield* EventOutbox
   const tx = yield* Transactor
@@ -588,6 +592,7 @@ export const book = Effect.fn("Booking.book")(function* (p: ShipmentPlan, princi
         store.insert(record),
         outbox.append({
           id: eventId,
+          sequence: 1,
           type: "shipment.booked",
           customerNo: record.customerNo,
           trackNo,
@@ -609,7 +614,7 @@ export const book = Effect.fn("Booking.book")(function* (p: ShipmentPlan, princi
         })
       )
     )
-    return record
+    return { record, summary }
   })
   return yield* attempt.pipe(
     Effect.retry({ times: 10, while: (e) => e instanceof DuplicateKey }),
@@ -637,7 +642,7 @@ const asRecord = (u: unknown): Record<string, unknown> | undefined =>
  * `ValidationFailed`; with several, each failing shipment carries its own `errors` and the valid
  * ones are booked.
  */
-export const createShipments = Effect.fn("Booking.createShipments")(function* (input: CreateShipmentsInput) {
+export const createShipments = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
   yield* IpBlocks.check(input.client ?? Option.none())
   const data = asRecord(asRecord(input.body)?.["data"]) ?? {}
@@ -680,8 +685,8 @@ export const createShipments = Effect.fn("Booking.createShipments")(function* (i
       const d = decoded[i]!
       results.push(errorResult(i + 1, Either.isRight(d) ? d.right : undefined, planned.left))
     } else {
-      const record = yield* book(planned.right, principal, jsonstrn)
-      results.push(successResult(i + 1, record))
+      const { summary } = yield* book(planned.right, principal, jsonstrn)
+      results.push({ ...summary, order: i + 1 })
     }
   }
   const out: CreateShipmentsData = {

@@ -11,12 +11,12 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type { Principal } from "./Account.js"
+import type { AccountRecord, ApiKeyRecord, Principal } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
 import * as ApiKey from "./ApiKey.js"
 import { InvalidCredential, MissingCredential, type StorageError } from "./Errors.js"
 import { constantTimeEqual } from "./internal/bytes.js"
-import type { KeyRing } from "./KeyRing.js"
+import { KeyRing } from "./KeyRing.js"
 
 /** Where a credential was found; kept for logs and for `Cache-Control: no-store` on query keys. */
 export type Source = "header" | "body.token" | "body.key" | "form.key" | "query.key" | "query.apikey" | "query.token"
@@ -86,17 +86,35 @@ export const authenticate = (
     const token = resolution.token
     const mode = ApiKey.parse(Redacted.value(token))
     if (Option.isNone(mode)) return yield* new InvalidCredential({ reason: "malformed-key" })
-    const digest = yield* ApiKey.hash(token)
+    // Newest secret first; older ones find keys issued before a rotation of the api-key secret.
+    const ring = yield* KeyRing
     const store = yield* AccountStore
-    const key = yield* store.findKeyByHash(digest)
-    if (Option.isNone(key) || !constantTimeEqual(key.value.hash, digest) || key.value.mode !== mode.value) {
+    let found: Option.Option<{ readonly key: ApiKeyRecord; readonly account: AccountRecord }> = Option.none()
+    let digest = ""
+    for (const secret of yield* ring.all("api-key")) {
+      digest = yield* ApiKey.hashWith(secret, token)
+      found = yield* store.findKeyWithAccount(digest)
+      if (Option.isSome(found)) break
+    }
+    if (
+      Option.isNone(found) ||
+      !constantTimeEqual(found.value.key.hash, digest) ||
+      found.value.key.mode !== mode.value
+    ) {
       return yield* new InvalidCredential({ reason: "unknown" })
     }
-    if (key.value.status !== "active") {
-      return yield* new InvalidCredential({ reason: key.value.status === "blank" ? "blank" : "disabled" })
+    const { key, account } = found.value
+    if (key.status !== "active") {
+      return yield* new InvalidCredential({ reason: key.status === "blank" ? "blank" : "disabled" })
     }
-    const account = yield* store.findAccount(key.value.customerNo)
-    if (Option.isNone(account)) return yield* new InvalidCredential({ reason: "unknown" })
-    const children = yield* store.linkedChildren(account.value.customerNo)
-    return { account: account.value, key: key.value, readableCustomerNos: [account.value.customerNo, ...children] }
-  }).pipe(Effect.withSpan("Credentials.authenticate"))
+    return { account, key } satisfies Principal
+  })
+
+/** The accounts a principal may read: its own first, then the accounts linked to it. */
+export const readableAccounts = (
+  principal: Principal
+): Effect.Effect<ReadonlyArray<string>, StorageError, AccountStore> =>
+  Effect.map(
+    Effect.flatMap(AccountStore, (store) => store.linkedChildren(principal.account.customerNo)),
+    (children) => [principal.account.customerNo, ...children]
+  )

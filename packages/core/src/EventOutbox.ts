@@ -10,8 +10,14 @@ import type { StorageError } from "./Errors.js"
 import type { DomainEvent } from "./Event.js"
 
 export interface EventOutboxShape {
-  /** Stores the event with the next `sequence` of its shipment and returns it. */
-  readonly append: (event: Omit<DomainEvent, "sequence">) => Effect.Effect<DomainEvent, StorageError>
+  /**
+   * Stores the event with the next `sequence` of its shipment and returns it. A caller that
+   * knows the sequence (1 for the event that creates a shipment, in the same transaction) may
+   * pass it and save the lookup; a wrong guess fails on the unique (shipment, sequence) key.
+   */
+  readonly append: (
+    event: Omit<DomainEvent, "sequence"> & { readonly sequence?: number }
+  ) => Effect.Effect<DomainEvent, StorageError>
   /** Events of one shipment in `sequence` order. */
   readonly listByShipment: (trackNo: string) => Effect.Effect<ReadonlyArray<DomainEvent>, StorageError>
 }

@@ -104,11 +104,8 @@ const fromUtc = (ms: number): LocalDateTime => {
   }
 }
 
-/**
- * The wall-clock reading of an instant in `timeZone` (milliseconds are dropped, towards the
- * past, so 07:59:59.999 still reads as before 08:00).
- */
-export const toLocal = (epochMs: number, timeZone: string): LocalDateTime => {
+/** The wall-clock reading of an instant straight from Intl (one formatToParts call). */
+const intlToLocal = (epochMs: number, timeZone: string): LocalDateTime => {
   const at = Math.floor(epochMs / MS_PER_SECOND) * MS_PER_SECOND
   let year = 0
   let month = 0
@@ -146,10 +143,46 @@ export const toLocal = (epochMs: number, timeZone: string): LocalDateTime => {
   return { year: bc ? 1 - year : year, month, day, hour, minute, second }
 }
 
-/** Offset of the zone from UTC at an instant, in ms (Chicago in winter: -6 h). */
+const QUARTER_HOUR = 15 * 60 * MS_PER_SECOND
+const offsets = new Map<string, Map<number, number>>()
+const abbreviations = new Map<string, Map<number, string>>()
+
+/** Per-zone memo by quarter hour, bounded so a long-running process does not grow without end. */
+const memo = <A>(table: Map<string, Map<number, A>>, timeZone: string, block: number, compute: () => A): A => {
+  let zone = table.get(timeZone)
+  if (zone === undefined) {
+    zone = new Map()
+    table.set(timeZone, zone)
+  }
+  let value = zone.get(block)
+  if (value === undefined) {
+    if (zone.size >= 8192) zone.clear()
+    value = compute()
+    zone.set(block, value)
+  }
+  return value
+}
+
+/**
+ * Offset of the zone from UTC at an instant, in ms (Chicago in winter: -6 h). Zones change
+ * offset only on quarter hours (every offset in use is a multiple of 15 minutes), so one Intl
+ * reading per zone and quarter hour serves every instant in it: this is the booking hot path.
+ */
 const offsetAt = (epochMs: number, timeZone: string): number => {
+  const block = Math.floor(epochMs / QUARTER_HOUR)
+  return memo(offsets, timeZone, block, () => {
+    const at = block * QUARTER_HOUR
+    return utcOf(intlToLocal(at, timeZone)) - at
+  })
+}
+
+/**
+ * The wall-clock reading of an instant in an IANA zone (whole seconds; milliseconds are dropped
+ * towards the past, so 07:59:59.999 is still before 08:00).
+ */
+export const toLocal = (epochMs: number, timeZone: string): LocalDateTime => {
   const at = Math.floor(epochMs / MS_PER_SECOND) * MS_PER_SECOND
-  return utcOf(toLocal(at, timeZone)) - at
+  return fromUtc(at + offsetAt(at, timeZone))
 }
 
 const sameLocal = (a: LocalDateTime, b: LocalDateTime): boolean =>
@@ -207,11 +240,13 @@ export const formatInZone = (epochMs: number, timeZone: string): string => forma
  * Intl answers like `GMT+5:30`, and that is returned unchanged rather than invented.
  */
 export const abbreviation = (epochMs: number, timeZone: string): string => {
-  const at = Math.floor(epochMs / MS_PER_SECOND) * MS_PER_SECOND
-  for (const p of nameFormatter(timeZone).formatToParts(at)) {
-    if (p.type === "timeZoneName") return p.value
-  }
-  return timeZone
+  const block = Math.floor(epochMs / QUARTER_HOUR)
+  return memo(abbreviations, timeZone, block, () => {
+    for (const p of nameFormatter(timeZone).formatToParts(block * QUARTER_HOUR)) {
+      if (p.type === "timeZoneName") return p.value
+    }
+    return timeZone
+  })
 }
 
 /** ISO weekday of the local date: 1 = Monday ... 7 = Sunday, as in `BusinessHours.days`. */

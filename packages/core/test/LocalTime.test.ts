@@ -318,3 +318,48 @@ describe("rollToBusinessHours", () => {
     )
   })
 })
+
+describe("toLocal cache", () => {
+  const zones = [
+    "America/Chicago",
+    "America/New_York",
+    "America/Phoenix",
+    "America/St_Johns",
+    "Asia/Kathmandu",
+    "Australia/Lord_Howe",
+    "Pacific/Honolulu"
+  ]
+  const direct = (ms: number, timeZone: string) => {
+    const parts = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric"
+    }).formatToParts(ms)
+    const get = (t: string) => Number(parts.find((p) => p.type === t)!.value)
+    return {
+      year: get("year"),
+      month: get("month"),
+      day: get("day"),
+      hour: get("hour") % 24,
+      minute: get("minute"),
+      second: get("second")
+    }
+  }
+  it("property: the quarter-hour offset cache reads every instant as Intl does (incl. 30/45-minute zones)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2040, 0, 1) }),
+        fc.constantFrom(...zones),
+        (ms, zone) => {
+          expect(toLocal(ms, zone)).toEqual(direct(ms, zone))
+        }
+      ),
+      { numRuns: 3000 }
+    )
+  })
+})

@@ -56,7 +56,9 @@ export const cases = [
   "duplicate hash across customers -> DuplicateKey",
   "listKeys",
   "link/unlink/linkedChildren are idempotent",
-  "ip blocks: put/find/replace/remove and listActive"
+  "ip blocks: put/find/replace/remove and listActive",
+  "findKeyWithAccount returns the key and its account in one lookup",
+  "append honours a known sequence and rejects a taken one"
 ] as const
 
 /** The name of one case of the suite. */
@@ -491,6 +493,35 @@ const body: { readonly [K in ContractCase]: Effect.Effect<void, unknown, Storage
     expect(yield* accounts.linkedChildren(c2)).toEqual([])
     yield* accounts.linkAccount(parent, c1)
     expect(sorted(yield* accounts.linkedChildren(parent))).toEqual(sorted([c1, c2]))
+  }),
+
+  "findKeyWithAccount returns the key and its account in one lookup": Effect.gen(function* () {
+    const { accounts } = yield* stores
+    const account = Fixtures.account({ rateCard: { discountPercent: 10 }, ipAllowlist: ["10.0.0.0/8"] })
+    yield* accounts.insertAccount(account)
+    const key = Fixtures.apiKey({ customerNo: account.customerNo })
+    yield* accounts.putKey(key)
+    expect(some(yield* accounts.findKeyWithAccount(key.hash))).toEqual({ key, account })
+    expect(yield* accounts.findKeyWithAccount(Fixtures.keyHash())).toEqual(Option.none())
+    expect(yield* accounts.findKeyWithAccount("")).toEqual(Option.none())
+  }),
+
+  "append honours a known sequence and rejects a taken one": Effect.gen(function* () {
+    const { outbox, shipments } = yield* stores
+    const shipment = Fixtures.shipment()
+    yield* shipments.insert(shipment)
+    const first = yield* outbox.append({
+      ...Fixtures.event({ trackNo: shipment.trackNo, customerNo: shipment.customerNo }),
+      sequence: 1
+    })
+    expect(first.sequence).toBe(1)
+    const next = yield* outbox.append(Fixtures.event({ trackNo: shipment.trackNo, customerNo: shipment.customerNo }))
+    expect(next.sequence).toBe(2)
+    const clash = yield* Effect.either(
+      outbox.append({ ...Fixtures.event({ trackNo: shipment.trackNo, customerNo: shipment.customerNo }), sequence: 2 })
+    )
+    expect(clash._tag).toBe("Left")
+    expect((yield* outbox.listByShipment(shipment.trackNo)).map((e) => e.sequence)).toEqual([1, 2])
   }),
 
   "ip blocks: put/find/replace/remove and listActive": Effect.gen(function* () {

@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
-import type { ControlledTransaction, Kysely } from "kysely"
+import { CompiledQuery, type ControlledTransaction, type Kysely } from "kysely"
 import type { WaybillDatabase } from "../Tables.js"
 import { DuplicateKey, StorageError } from "./core.js"
 import { isUniqueViolation } from "./errors.js"
@@ -27,6 +27,16 @@ export interface Connection {
     what: DuplicateKey["what"],
     run: (c: Db) => Promise<A>
   ) => Effect.Effect<A, DuplicateKey | StorageError>
+  /**
+   * Inserts rows that all have the same columns, compiling the statement once per table,
+   * column list and row count (Kysely would rebuild and recompile it on every call, which costs
+   * more than running it). Runs on the fiber's transaction like `query`.
+   */
+  readonly insertRows: (
+    c: Db,
+    table: keyof WaybillDatabase & string,
+    rows: ReadonlyArray<Readonly<Record<string, unknown>>>
+  ) => Promise<unknown>
   /** Runs `self` in a transaction, or joins the one this fiber has open. */
   readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>
 }
@@ -98,5 +108,27 @@ export const makeConnection = (database: Kysely<any>): Connection => {
             )
     )
 
-  return { db, connection, query, queryUnique, withTransaction }
+  // SQL text per insert shape, produced by the host's own Kysely (so its dialect and plugins
+  // apply). A shape is cached only after checking that Kysely bound exactly the row values, in
+  // column order; otherwise it is compiled per call as usual.
+  const insertSql = new Map<string, string | null>()
+  const insertRows: Connection["insertRows"] = (c, table, rows) => {
+    const columns = Object.keys(rows[0] ?? {})
+    const parameters = rows.flatMap((row) => columns.map((column) => row[column]))
+    const shape = `${table}|${columns.join(",")}|${rows.length}`
+    const cached = insertSql.get(shape)
+    if (typeof cached === "string") return c.executeQuery(CompiledQuery.raw(cached, parameters))
+    const compiled = c
+      .insertInto(table)
+      .values(rows as never)
+      .compile()
+    if (cached === undefined && insertSql.size < 512) {
+      const same =
+        compiled.parameters.length === parameters.length && compiled.parameters.every((p, i) => p === parameters[i])
+      insertSql.set(shape, same ? compiled.sql : null)
+    }
+    return c.executeQuery(compiled)
+  }
+
+  return { db, connection, query, queryUnique, withTransaction, insertRows }
 }

@@ -22,24 +22,3 @@ export const constantTimeEqual = (a: string, b: string): boolean => {
   for (let i = 0; i < len; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0)
   return diff === 0
 }
-
-const hmacKeys = new Map<string, Promise<CryptoKey>>()
-
-/**
- * HMAC-SHA-256 through WebCrypto. Imported keys are cached by `cacheId` (a KeyRing secret id)
- * because importing costs more than signing on the booking hot path.
- */
-export const hmacSha256 = async (
-  cacheId: string,
-  secret: Uint8Array,
-  message: Uint8Array<ArrayBuffer>
-): Promise<Uint8Array> => {
-  let key = hmacKeys.get(cacheId)
-  if (key === undefined) {
-    key = globalThis.crypto.subtle.importKey("raw", new Uint8Array(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-      "sign"
-    ])
-    hmacKeys.set(cacheId, key)
-  }
-  return new Uint8Array(await globalThis.crypto.subtle.sign("HMAC", await key, message))
-}

@@ -5,9 +5,20 @@ const JSON_HEADERS = {
   "x-content-type-options": "nosniff"
 } as const
 
-/** A JSON response; `headers` add to (and may override) the defaults. */
-export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
-  new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } })
+const encoder = new TextEncoder()
+
+/**
+ * A JSON response; `headers` add to (and may override) the defaults. The body is encoded up
+ * front so the length is known: servers can then send headers and body in one write instead of
+ * a chunked stream.
+ */
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response => {
+  const bytes = encoder.encode(JSON.stringify(body))
+  return new Response(bytes, {
+    status,
+    headers: { ...JSON_HEADERS, "content-length": String(bytes.byteLength), ...headers }
+  })
+}
 
 /** `{"data": <data>, "error": null}` */
 export const success = (data: unknown, status = 200, headers: Record<string, string> = {}): Response =>
