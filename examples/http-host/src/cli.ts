@@ -157,7 +157,12 @@ const commands: Record<string, () => Promise<void>> = {
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .executeTakeFirstOrThrow()
     let demo: { customer_no: string; live_key: string; test_key: string } | undefined
-    if (Number(count.n) === 0) demo = await withCore(createAccount("Demo customer"))
+    // The demo account goes through the server's own database handle (one Kysely per file).
+    if (Number(count.n) === 0) {
+      demo = await Effect.runPromise(
+        createAccount("Demo customer").pipe(Effect.provide(waybillLayer(host.database.db, hostOptions)))
+      )
+    }
     if (json) out("", { url: host.url, db: dbFile, demo_account: demo ?? null })
     else {
       process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${dbFile}\n`)
@@ -200,7 +205,9 @@ const commands: Record<string, () => Promise<void>> = {
       }
       out(
         `customer_no  ${machine.customer_no}\nname         ${machine.name}\n` +
-          machine.keys.map((k) => `${k.mode} key     ${k.hint}…  ${k.status}  generation ${k.generation}`).join("\n"),
+          `cancel mode  ${machine.cancel_mode}\n` +
+          machine.keys.map((k) => `${k.mode} key     ${k.hint}…  ${k.status}  generation ${k.generation}`).join("\n") +
+          `\nlinked       ${machine.linked_accounts.length === 0 ? "none" : machine.linked_accounts.join(", ")}`,
         machine
       )
     } else if (sub === "set") {

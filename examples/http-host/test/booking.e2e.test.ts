@@ -168,6 +168,19 @@ describe("POST /api/v1/order/json/ (booking)", () => {
       }
     })
 
+    it("an invalid Bearer is 401 before the body is even read (bad JSON, wrong type, too large)", async () => {
+      const headers = { authorization: "Bearer wb_live_nope" }
+      expect((await postJson(endpoint, "{not json", headers)).status).toBe(401)
+      const wrongType = await fetch(endpoint, {
+        method: "POST",
+        headers: { ...headers, "content-type": "text/plain" },
+        body: "x"
+      })
+      expect(wrongType.status).toBe(401)
+      const big = await postJson(endpoint, JSON.stringify({ pad: "x".repeat(2 * 1024 * 1024) }), headers)
+      expect(big.status).toBe(401)
+    })
+
     it("a well-formed key that was never issued is denied", async () => {
       const other = await t.newAccount("Other")
       const forged = other.liveKey.slice(0, 20) + (other.liveKey[20] === "A" ? "B" : "A") + other.liveKey.slice(21)

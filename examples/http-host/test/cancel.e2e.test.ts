@@ -12,10 +12,12 @@ let b: TestAccount
 const providerCalls: Array<string> = []
 const provider = Layer.succeed(Cancel.CancelProvider, {
   cancel: (s) =>
-    Effect.sync(() => {
-      providerCalls.push(s.trackNo)
-      return { result: "success", provider: "acme-dispatch", confirmation: `CX-${s.trackNo}` }
-    })
+    s.billingReference === "REFUSE"
+      ? Effect.fail(new Cancel.CancelProviderFailed({ message: "provider refused" }))
+      : Effect.sync(() => {
+          providerCalls.push(s.trackNo)
+          return { result: "success", provider: "acme-dispatch", confirmation: `CX-${s.trackNo}` }
+        })
 })
 
 beforeAll(async () => {
@@ -135,6 +137,17 @@ describe("GET /api/v1/order/cancel/json/", () => {
     })
     expect(providerCalls).toContain(id)
     expect((await ops(t.url, `shipments/${id}`)).body.data.state).toBe("canceled")
+  })
+
+  it("a provider refusal leaves the shipment booked (the local cancellation is rolled back)", async () => {
+    const p = await t.newAccount("Refusing provider")
+    await t.run(Accounts.updateAccount(p.customerNo, { cancelMode: "provider" }))
+    const id = await bookOne(t.url, p.liveKey, { BillingReference: "REFUSE" })
+    const r = await cancel({ id, key: p.liveKey })
+    expect(r.status).toBe(502)
+    const shown = (await ops(t.url, `shipments/${id}`)).body.data
+    expect(shown.state).toBe("booked")
+    expect(shown.events.map((e: { type: string }) => e.type)).toEqual(["shipment.booked"])
   })
 
   it("cancel racing a driver assignment: exactly one wins", async () => {

@@ -71,6 +71,7 @@ describe("/ops/v1 operator API", () => {
 
   it("answers unknown shipments, unknown actions and bad bodies clearly", async () => {
     expect((await ops(t.url, "shipments/99999999")).status).toBe(404)
+    expect((await ops(t.url, "shipments/%E0%A4%A")).status).toBe(400)
     const id = await bookOne(t.url, a.liveKey)
     expect((await ops(t.url, `shipments/${id}/teleport`, {})).status).toBe(404)
     expect((await ops(t.url, `shipments/${id}/assign`, {})).status).toBe(400)

@@ -532,15 +532,21 @@ const errorResult = (
   errors
 })
 
-const structuralProblems = (error: ParseResult.ParseError): ReadonlyArray<string> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
+/** Field-named messages for a shipment whose shape is wrong (one message per field). */
+const structuralProblems = (error: ParseResult.ParseError): ReadonlyArray<string> => {
+  const messages = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
     const path = issue.path
       .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
       .join("")
-    return issue._tag === "Missing"
-      ? `${path} is required`
-      : `${path} must be ${issue.path.some((p) => p === "multistop_route" || p === "piece_details") && issue.path.length === 1 ? "an array of objects" : "a string or a number"}`
+    if (path === "") return "the shipment must be an object"
+    if (issue._tag === "Missing") return `${path} is required`
+    const last = issue.path[issue.path.length - 1]
+    if (last === "multistop_route" || last === "piece_details") return `${path} must be an array of objects`
+    if (typeof last === "number") return `${path} must be an object`
+    return `${path} must be a string or a number`
   })
+  return [...new Set(messages)]
+}
 
 /**
  * Stores one planned shipment and its `shipment.booked` event in one transaction, retrying
@@ -626,11 +632,28 @@ export const book = Effect.fnUntraced(function* (p: ShipmentPlan, principal: Pri
 })
 
 /** What the HTTP layer hands over: the parsed body and the raw Authorization header (null if absent). */
+/**
+ * Who may book: the IP block check, then the credential by precedence (Authorization header,
+ * then `data.token`, then `data.key`). A server calls this with the header alone before reading
+ * the body, so an invalid Bearer is a 401 whatever the body holds.
+ */
+export const authorize = (input: {
+  readonly client?: Option.Option<ClientIp.Address>
+  readonly authorization: string | null
+  readonly data?: { readonly token?: unknown; readonly key?: unknown }
+}) =>
+  Effect.zipRight(
+    IpBlocks.check(input.client ?? Option.none()),
+    Credentials.authenticate(Credentials.forBooking(input.authorization, input.data ?? {}))
+  )
+
 export interface CreateShipmentsInput {
   /** The resolved client address, if known; blocked addresses are refused first. */
   readonly client?: Option.Option<ClientIp.Address>
   readonly body: unknown
   readonly authorization: string | null
+  /** Already authorized (see {@link authorize}); skips the IP check and credential lookup. */
+  readonly principal?: Principal | undefined
 }
 
 const asRecord = (u: unknown): Record<string, unknown> | undefined =>
@@ -644,9 +667,13 @@ const asRecord = (u: unknown): Record<string, unknown> | undefined =>
  */
 export const createShipments = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
-  yield* IpBlocks.check(input.client ?? Option.none())
-  const data = asRecord(asRecord(input.body)?.["data"]) ?? {}
-  const principal = yield* Credentials.authenticate(Credentials.forBooking(input.authorization, data))
+  const principal =
+    input.principal ??
+    (yield* authorize({
+      ...(input.client === undefined ? {} : { client: input.client }),
+      authorization: input.authorization,
+      data: asRecord(asRecord(input.body)?.["data"]) ?? {}
+    }))
 
   const request = yield* Schema.decodeUnknown(CreateShipmentsRequest)(input.body).pipe(
     Effect.mapError(

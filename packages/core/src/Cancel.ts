@@ -23,6 +23,7 @@ import * as Lifecycle from "./Lifecycle.js"
 import { commit } from "./Operations.js"
 import type { ShipmentRecord } from "./Shipment.js"
 import { ShipmentStore } from "./ShipmentStore.js"
+import { Transactor } from "./Transactor.js"
 
 /** `id` is not 6 to 8 digits, or names no shipment this key may cancel. */
 export class InvalidTrackingNumber extends Schema.TaggedError<InvalidTrackingNumber>()("InvalidTrackingNumber", {}) {}
@@ -85,14 +86,19 @@ export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) 
     const shipment = found.value
     const transition = Lifecycle.decide(shipment, Lifecycle.Cancel())
     if (Either.isLeft(transition)) return yield* transition.left
-    let payload: Readonly<Record<string, unknown>> = { result: "success" }
-    if (principal.account.cancelMode === "provider") {
-      const provider = yield* Effect.serviceOption(CancelProvider)
-      if (Option.isNone(provider))
-        return yield* new CancelProviderFailed({ message: "no cancel provider is configured" })
-      payload = yield* provider.value.cancel(shipment)
+    if (principal.account.cancelMode === "local") {
+      yield* commit(shipment, transition.right)
+      return { result: "success" } as Readonly<Record<string, unknown>>
     }
-    yield* commit(shipment, transition.right)
+    // Provider mode: the local change is written first (its version check settles any race),
+    // and the provider is asked inside the same transaction, so a provider refusal rolls the
+    // cancellation back and a lost race never reaches the provider at all.
+    const provider = yield* Effect.serviceOption(CancelProvider)
+    if (Option.isNone(provider)) return yield* new CancelProviderFailed({ message: "no cancel provider is configured" })
+    const tx = yield* Transactor
+    const payload = yield* tx.withTransaction(
+      Effect.zipRight(commit(shipment, transition.right), provider.value.cancel(shipment))
+    )
     return payload
   })
   return yield* attempt.pipe(Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict }))

@@ -507,13 +507,13 @@ const atFrontier = (snapshot: Snapshot, stop: SnapshotStop): Refusal | null => {
 
 /** Events of leaving for the route: `in_transit` first, when the shipment was not moving yet. */
 const entering = (snapshot: Snapshot, ...events: ReadonlyArray<LifecycleEvent>): ReadonlyArray<LifecycleEvent> =>
-  snapshot.state === "in_transit" ? events : [event("shipment.in_transit", { driverId: snapshot.driverId }), ...events]
+  snapshot.state === "in_transit" ? events : [event("shipment.in_transit", { driver_id: snapshot.driverId }), ...events]
 
 const pickUp = (snapshot: Snapshot): Step =>
   move(
     snapshot,
     "picked_up",
-    [event("shipment.picked_up", { stop: 0, driverId: snapshot.driverId })],
+    [event("shipment.picked_up", { stop: 0, driver_id: snapshot.driverId })],
     [{ seq: 0, status: "completed" }]
   )
 
@@ -526,7 +526,7 @@ const deliver = (snapshot: Snapshot): Step => {
   return move(
     snapshot,
     "delivered",
-    [event("shipment.delivered", { stop: last.seq, driverId: snapshot.driverId })],
+    [event("shipment.delivered", { stop: last.seq, driver_id: snapshot.driverId })],
     [{ seq: last.seq, status: "completed" }]
   )
 }
@@ -545,7 +545,7 @@ const step = (snapshot: Snapshot, command: Command): Step => {
       return move(
         snapshot,
         "assigned",
-        [event("shipment.assigned", { driverId: command.driverId, previousDriverId: snapshot.driverId })],
+        [event("shipment.assigned", { driver_id: command.driverId, previous_driver_id: snapshot.driverId })],
         resetPickup(snapshot),
         command.driverId
       )
@@ -554,7 +554,7 @@ const step = (snapshot: Snapshot, command: Command): Step => {
       return move(
         snapshot,
         "booked",
-        [event("shipment.unassigned", { driverId: snapshot.driverId })],
+        [event("shipment.unassigned", { driver_id: snapshot.driverId })],
         resetPickup(snapshot),
         null
       )
@@ -626,7 +626,7 @@ const step = (snapshot: Snapshot, command: Command): Step => {
       return deliver(snapshot)
     case "Fail":
       if (isBlank(command.reason)) return refuse("illegal", "a failure needs a reason")
-      return move(snapshot, "failed", [event("shipment.failed", { reason: command.reason, previousState: state })])
+      return move(snapshot, "failed", [event("shipment.failed", { reason: command.reason, previous_state: state })])
     case "Cancel":
       return move(snapshot, "canceled", [event("shipment.canceled")])
   }

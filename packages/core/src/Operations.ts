@@ -209,9 +209,9 @@ export const commandFor = (
     cancel: { _tag: "Cancel" }
   }
   const needs: Partial<Record<ActionName, string>> = {
-    assign: "assign needs a driver id",
-    "fail-attempt": "fail-attempt needs a reason",
-    fail: "fail needs a reason"
+    assign: "assign needs a driver id (1 to 128 characters)",
+    "fail-attempt": "fail-attempt needs a reason (1 to 500 characters)",
+    fail: "fail needs a reason (1 to 500 characters)"
   }
   return Either.mapLeft(
     decodeCommand(raw[input.action]),

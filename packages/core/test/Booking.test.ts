@@ -252,3 +252,52 @@ describe("Booking.plan", () => {
     )
   })
 })
+
+describe("Booking.createShipments structural messages", () => {
+  it("names the field once, with what it must be", async () => {
+    const { Effect, Layer, Option, Redacted } = await import("effect")
+    const { AccountStore } = await import("../src/AccountStore.js")
+    const { WaybillConfig } = await import("../src/Config.js")
+    const { Geo } = await import("../src/Geo.js")
+    const account = {
+      customerNo: "1",
+      name: "a",
+      cancelMode: "local" as const,
+      rateCard: null,
+      ipAllowlist: [],
+      createdAt: 0
+    }
+    const principal = {
+      account,
+      key: {
+        id: "k",
+        customerNo: "1",
+        mode: "live" as const,
+        status: "active" as const,
+        generation: 1,
+        hash: "h",
+        hint: "",
+        updatedAt: 0
+      }
+    }
+    const layer = Layer.mergeAll(
+      WaybillConfig.layer(),
+      Layer.succeed(Geo, { lookup: (z: string) => Effect.succeed(Option.fromNullable(zips.get(z))) }),
+      Layer.succeed(AccountStore, {} as never)
+    )
+    const run = (shipments: Array<unknown>) =>
+      Effect.runPromise(
+        Effect.either(Booking.createShipments({ body: { data: { shipments } }, authorization: null, principal })).pipe(
+          Effect.provide(layer)
+        ) as never
+      ) as Promise<{ _tag: string; left?: { problems: ReadonlyArray<string> } }>
+    const notObject = await run(["nope"])
+    expect(notObject.left?.problems).toEqual(["the shipment must be an object"])
+    const wrongTypes = await run([{ ...base, Contact: { a: 1 }, multistop_route: "x" }])
+    expect(wrongTypes.left?.problems).toEqual([
+      "Contact must be a string or a number",
+      "multistop_route must be an array of objects"
+    ])
+    void Redacted
+  })
+})

@@ -274,7 +274,7 @@ describe("Lifecycle", () => {
         state: "assigned",
         driverId: "drv_9",
         stops: [],
-        events: [{ type: "shipment.assigned", data: { driverId: "drv_9", previousDriverId: null } }]
+        events: [{ type: "shipment.assigned", data: { driver_id: "drv_9", previous_driver_id: null } }]
       })
     })
 
@@ -283,7 +283,7 @@ describe("Lifecycle", () => {
       expect(t.state).toBe("assigned")
       expect(t.driverId).toBe("drv_2")
       expect(t.events).toStrictEqual([
-        { type: "shipment.assigned", data: { driverId: "drv_2", previousDriverId: "drv_1" } }
+        { type: "shipment.assigned", data: { driver_id: "drv_2", previous_driver_id: "drv_1" } }
       ])
     })
 
@@ -317,7 +317,7 @@ describe("Lifecycle", () => {
         state: "booked",
         driverId: null,
         stops: [{ seq: 0, status: "pending" }],
-        events: [{ type: "shipment.unassigned", data: { driverId: "drv_1" } }]
+        events: [{ type: "shipment.unassigned", data: { driver_id: "drv_1" } }]
       })
     })
 
@@ -352,7 +352,7 @@ describe("Lifecycle", () => {
       expect(t.state).toBe("in_transit")
       expect(t.stops).toStrictEqual([{ seq: 1, status: "arrived" }])
       expect(t.events).toStrictEqual([
-        { type: "shipment.in_transit", data: { driverId: "drv_1" } },
+        { type: "shipment.in_transit", data: { driver_id: "drv_1" } },
         { type: "shipment.stop_arrived", data: { stop: 1, role: "intermediate" } }
       ])
     })
@@ -396,7 +396,7 @@ describe("Lifecycle", () => {
           state: "picked_up",
           driverId: "drv_1",
           stops: [{ seq: 0, status: "completed" }],
-          events: [{ type: "shipment.picked_up", data: { stop: 0, driverId: "drv_1" } }]
+          events: [{ type: "shipment.picked_up", data: { stop: 0, driver_id: "drv_1" } }]
         })
       }
     })
@@ -455,7 +455,7 @@ describe("Lifecycle", () => {
         state: "delivered",
         driverId: "drv_1",
         stops: [{ seq: 1, status: "completed" }],
-        events: [{ type: "shipment.delivered", data: { stop: 1, driverId: "drv_1" } }]
+        events: [{ type: "shipment.delivered", data: { stop: 1, driver_id: "drv_1" } }]
       })
     })
 
@@ -539,7 +539,7 @@ describe("Lifecycle", () => {
         expect(t.stops).toStrictEqual([])
         expect(t.driverId).toBe(sample[state].driverId)
         expect(t.events).toStrictEqual([
-          { type: "shipment.failed", data: { reason: "truck broke down", previousState: state } }
+          { type: "shipment.failed", data: { reason: "truck broke down", previous_state: state } }
         ])
       }
     })
@@ -778,7 +778,7 @@ describe("Lifecycle", () => {
     it("refuses malformed commands", () => {
       for (const input of [
         { _tag: "Teleport" },
-        { driverId: "drv_1" },
+        { driver_id: "drv_1" },
         { _tag: "Assign", driverId: "   " },
         { _tag: "ArriveAtStop", stop: -1 },
         { _tag: "ArriveAtStop", stop: 1.5 },

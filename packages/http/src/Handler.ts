@@ -39,6 +39,15 @@ const PATTERNS: ReadonlyArray<readonly [RegExp, Route]> = [
   [/^\/ops\/v1\/shipments\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsActionRoute]
 ]
 
+/** `decodeURIComponent` that answers undefined for a malformed escape instead of throwing. */
+const safeDecode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
+
 const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Response, never, HandlerRequirements> => {
   const path = ctx.url.pathname.endsWith("/") ? ctx.url.pathname : `${ctx.url.pathname}/`
   let found: Route | undefined = EXACT[path]
@@ -48,7 +57,9 @@ const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Response, never
       const m = pattern.exec(path)
       if (m !== null) {
         found = r
-        params = m.slice(1).map((p) => decodeURIComponent(p))
+        const decoded = m.slice(1).map(safeDecode)
+        if (decoded.some((p) => p === undefined)) return Effect.succeed(failure(400, "The path is not valid."))
+        params = decoded as Array<string>
         break
       }
     }

@@ -49,8 +49,12 @@ export const createShipmentsRoute: Route = {
   run: ({ request, client }) =>
     Effect.gen(function* () {
       const config = yield* WaybillConfig
+      const authorization = request.headers.get("authorization")
+      // A header alone decides, so check it before reading the body: an invalid Bearer is a 401
+      // even when the body is also malformed or too large.
+      const principal = authorization === null ? undefined : yield* Booking.authorize({ client, authorization })
       const body = yield* bookingBody(request, config.booking.maxBodyBytes)
-      const data = yield* Booking.createShipments({ client, body, authorization: request.headers.get("authorization") })
+      const data = yield* Booking.createShipments({ client, body, authorization, principal })
       return success(data)
     }).pipe(
       Effect.catchTags({

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import { constantTimeEqual, Operations } from "@waybill/core"
 import { isJson, mediaType, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
-import { failure, success } from "../internal/respond.js"
+import { failure, json, success } from "../internal/respond.js"
 import type { Route, RouteContext } from "./Route.js"
 
 const OpsBody = Schema.Struct({
@@ -40,12 +40,7 @@ const notFound = {
 const actionErrors = {
   ...notFound,
   TransitionRejected: (e: { readonly code: string; readonly reason: string }) =>
-    Effect.succeed(
-      new Response(JSON.stringify({ data: null, error: { message: e.reason, exception: null, code: e.code } }), {
-        status: 409,
-        headers: { "content-type": "application/json; charset=utf-8" }
-      })
-    ),
+    Effect.succeed(json(409, { data: null, error: { message: e.reason, exception: null, code: e.code } })),
   VersionConflict: () =>
     Effect.succeed(failure(409, "The shipment changed while this request was processed; read it again and retry.")),
   InvalidAction: (e: { readonly message: string }) => Effect.succeed(failure(400, e.message)),
