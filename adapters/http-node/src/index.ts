@@ -26,22 +26,23 @@ const METHODS_WITHOUT_BODY = new Set(["GET", "HEAD"])
 /** Bodies up to this size (with a Content-Length) are buffered and sent in one write. */
 const SMALL_BODY = 64 * 1024
 
-/** Converts a Node request into a Fetch `Request` without buffering the body. */
-export const toRequest = (req: IncomingMessage, options: ListenerOptions = {}): Request => {
+/**
+ * Converts a Node request into a Fetch `Request`. The body streams (`Readable.toWeb`), so the
+ * handler's own size limits apply as bytes arrive.
+ */
+export const toRequest = (req: IncomingMessage, options: ListenerOptions = {}, body?: Uint8Array): Request => {
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true
   const host = req.headers.host ?? "localhost"
   const origin = options.origin ?? `${encrypted ? "https" : "http"}://${host}`
   const path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/"
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v)
-    else headers.set(name, value)
-  }
+  const headers: Array<[string, string]> = []
+  const raw = req.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!])
   const method = req.method ?? "GET"
   const init: RequestInit & { duplex?: "half" } = { method, headers }
   if (!METHODS_WITHOUT_BODY.has(method)) {
-    init.body = Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>
+    init.body =
+      (body as Uint8Array<ArrayBuffer> | undefined) ?? (Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>)
     init.duplex = "half"
   }
   let url: URL
@@ -51,6 +52,26 @@ export const toRequest = (req: IncomingMessage, options: ListenerOptions = {}): 
     url = new URL("/", origin)
   }
   return new Request(url, init)
+}
+
+/**
+ * Collects a body whose declared Content-Length is at most `SMALL_BODY` (Node's parser never
+ * delivers more than the declared length), so `Request` gets bytes instead of a stream: much
+ * cheaper for the small JSON bodies that make up most API traffic. Larger or chunked bodies
+ * stream.
+ */
+const smallBody = (req: IncomingMessage): Promise<Uint8Array> | undefined => {
+  const declared = req.headers["content-length"]
+  if (METHODS_WITHOUT_BODY.has(req.method ?? "GET") || declared === undefined || !/^\d+$/.test(declared))
+    return undefined
+  const length = Number(declared)
+  if (length > SMALL_BODY) return undefined
+  return new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)))
+    req.once("error", reject)
+  })
 }
 
 /** Writes a Fetch `Response` to a Node response, streaming the body and honouring back-pressure. */
@@ -104,7 +125,12 @@ export const toNodeListener =
   (handler: FetchHandler, options: ListenerOptions = {}) =>
   (req: IncomingMessage, res: ServerResponse): void => {
     const remoteAddress = req.socket.remoteAddress
-    handler(toRequest(req, options), remoteAddress === undefined ? {} : { remoteAddress })
+    const info = remoteAddress === undefined ? {} : { remoteAddress }
+    const buffered = smallBody(req)
+    ;(buffered === undefined
+      ? handler(toRequest(req, options), info)
+      : buffered.then((body) => handler(toRequest(req, options, body), info))
+    )
       .then((response) => writeResponse(response, res, req.method, !req.complete))
       .catch(() => {
         if (!res.headersSent) {
