@@ -31,7 +31,7 @@ import { abbreviation, formatInZone } from "./LocalTime.js"
 import { rate } from "./Rating.js"
 import { legsBetween, totalMiles } from "./Route.js"
 import * as Sanitize from "./Sanitize.js"
-import type { ChargeBreakdown, LegRecord, PieceRecord, ShipmentRecord, StopRecord } from "./Shipment.js"
+import type { ShipmentRecord, StopRecord } from "./Shipment.js"
 import { ShipmentStore } from "./ShipmentStore.js"
 import { Transactor } from "./Transactor.js"
 import * as Ulid from "./Ulid.js"
@@ -148,28 +148,29 @@ export interface PlanContext {
   readonly rateCard: RateCard | null
 }
 
-/** A validated shipment, ready to be numbered and stored. */
-export interface ShipmentPlan {
-  readonly contact: string
-  readonly phone: string
-  readonly email: string
-  readonly billingReference: string
+/**
+ * A validated shipment, ready to be numbered and stored: the stored record less what storage
+ * time decides (number, owner, state, timestamps), with the catalog entries themselves.
+ */
+export interface ShipmentPlan
+  extends Omit<
+    ShipmentRecord,
+    | "trackNo"
+    | "customerNo"
+    | "livemode"
+    | "state"
+    | "version"
+    | "driverId"
+    | "serviceType"
+    | "vehicleType"
+    | "jsonstrn"
+    | "createdAt"
+    | "updatedAt"
+    | "stops"
+  > {
   readonly service: ServiceOption
   readonly vehicle: VehicleOption
-  readonly pieces: number
-  readonly weightLb: number
-  readonly signatureRequired: boolean
-  readonly liftgateRequired: boolean
-  readonly pickupInstructions: string
-  readonly deliverInstructions: string
-  readonly readyAt: number
-  readonly requestedDeliveryAt: number
-  readonly estimatedDeliveryAt: number
-  readonly guaranteedDeliveryAt: number
-  readonly charge: ChargeBreakdown
   readonly stops: ReadonlyArray<Omit<StopRecord, "status">>
-  readonly legs: ReadonlyArray<LegRecord>
-  readonly pieceDetails: ReadonlyArray<PieceRecord>
 }
 
 interface StopDraft {
@@ -560,36 +561,21 @@ export const book = Effect.fnUntraced(function* (p: ShipmentPlan, principal: Pri
   const now = yield* Clock.currentTimeMillis
   const attempt = Effect.gen(function* () {
     const trackNo = yield* trackingNumber
+    const { service, vehicle, stops, ...planned } = p
     const record: ShipmentRecord = {
+      ...planned,
       trackNo,
       customerNo: principal.account.customerNo,
       livemode: principal.key.mode === "live",
       state: "booked",
       version: 1,
       driverId: null,
-      contact: p.contact,
-      phone: p.phone,
-      email: p.email,
-      billingReference: p.billingReference,
-      serviceType: p.service.code,
-      vehicleType: p.vehicle.code,
-      pieces: p.pieces,
-      weightLb: p.weightLb,
-      signatureRequired: p.signatureRequired,
-      liftgateRequired: p.liftgateRequired,
-      pickupInstructions: p.pickupInstructions,
-      deliverInstructions: p.deliverInstructions,
-      readyAt: p.readyAt,
-      requestedDeliveryAt: p.requestedDeliveryAt,
-      estimatedDeliveryAt: p.estimatedDeliveryAt,
-      guaranteedDeliveryAt: p.guaranteedDeliveryAt,
-      charge: p.charge,
+      serviceType: service.code,
+      vehicleType: vehicle.code,
       jsonstrn,
       createdAt: now,
       updatedAt: now,
-      stops: p.stops.map((s) => ({ ...s, status: "pending" as const })),
-      legs: p.legs,
-      pieceDetails: p.pieceDetails
+      stops: stops.map((s) => ({ ...s, status: "pending" as const }))
     }
     const summary = successResult(0, record)
     const eventId = yield* Ulid.eventId
