@@ -12,5 +12,7 @@ export const libraryConfig = (overrides: Options = {}) =>
     clean: true,
     sourcemap: true,
     target: "node20",
+    // import.meta.url in the CJS output (geo-us loads its dataset lazily through createRequire)
+    shims: true,
     ...overrides
   })

@@ -4,12 +4,20 @@
  *
  * @internal
  */
+import { createRequire } from "node:module"
 import type { ZipLocation } from "@waybill/core"
-import zipcodes from "zipcodes"
 import tzlookup from "tz-lookup"
 import { STATE_ZONES, ZIP_ZONES } from "./zones.js"
 
 const ZIP_PATTERN = /^(\d{5})(?:-\d{4})?$/
+
+/**
+ * The ZIP dataset (about 42,000 rows) loads on the first lookup, not at import: a process that
+ * never looks a ZIP up (most CLI commands) does not pay half a second and 70 MiB for it.
+ */
+let dataset: typeof import("zipcodes") | undefined
+const zipcodesData = (): typeof import("zipcodes") =>
+  (dataset ??= createRequire(import.meta.url)("zipcodes") as typeof import("zipcodes"))
 
 /**
  * A ZIP centroid whose raw zone is off for its state must have another ZIP of the same state
@@ -52,8 +60,8 @@ const isCoordinate = (value: unknown, bound: number): value is number =>
  * to `Etc/GMT`, so that point is rejected along with non-finite or out-of-range values.
  */
 const validRow = (zip: string): ValidRow | undefined => {
-  if (!Object.hasOwn(zipcodes.codes, zip)) return undefined
-  const row = zipcodes.codes[zip]
+  if (!Object.hasOwn(zipcodesData().codes, zip)) return undefined
+  const row = zipcodesData().codes[zip]
   if (row === undefined || row.country !== "US") return undefined
   const { city, latitude, longitude, state } = row
   if (typeof city !== "string" || city.trim() === "") return undefined
@@ -90,7 +98,7 @@ const zipsOfState = (state: string): ReadonlyArray<IndexedZip> => {
   const cached = stateIndex.get(state)
   if (cached !== undefined) return cached
   const zips: Array<IndexedZip> = []
-  for (const zip of Object.keys(zipcodes.codes)) {
+  for (const zip of Object.keys(zipcodesData().codes)) {
     const row = validRow(zip)
     if (row?.state === state)
       zips.push({ zip, latitude: row.latitude, longitude: row.longitude, rawZone: rawZoneAt(row) })
