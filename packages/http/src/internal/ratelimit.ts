@@ -1,0 +1,42 @@
+/**
+ * The RateLimit header fields of draft-ietf-httpapi-ratelimit-headers (structured fields):
+ *
+ * ```
+ * RateLimit-Policy: "key";q=600;w=60     the policy: quota q per window of w seconds
+ * RateLimit: "key";r=599;t=42            where the caller stands: r left, t seconds to reset
+ * ```
+ *
+ * The policy name is `key` (per API key) or `ip` (per client address, requests without a key).
+ * Core's `Admission` records the outcome of the limit it checked in a fiber-local slot; the
+ * handler wraps every route with {@link withRateLimitHeaders}, so each answer that went through
+ * a limit carries the fields, whatever the route answered, and routes need not know about them.
+ */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import { Admission } from "@waybill/core"
+
+/** The two header values for one usage record. */
+export const rateLimitHeaders = (u: Admission.Usage): Record<string, string> => ({
+  "ratelimit-policy": `"${u.policy}";q=${u.limit};w=${u.windowSeconds}`,
+  ratelimit: `"${u.policy}";r=${u.remaining};t=${u.resetSeconds}`
+})
+
+/**
+ * Runs a route with a clean usage slot and adds the RateLimit fields to its answer when a limit
+ * was checked. The slot is scoped to this request's fiber (`Effect.locally`), so concurrent
+ * requests never see each other's usage.
+ */
+export const withRateLimitHeaders = <E, R>(route: Effect.Effect<Response, E, R>): Effect.Effect<Response, E, R> =>
+  Effect.locally(
+    Effect.flatMap(route, (response) =>
+      Effect.map(FiberRef.get(Admission.currentUsage), (usage) => {
+        if (Option.isSome(usage)) {
+          for (const [name, value] of Object.entries(rateLimitHeaders(usage.value))) response.headers.set(name, value)
+        }
+        return response
+      })
+    ),
+    Admission.currentUsage,
+    Option.none()
+  )

@@ -1,0 +1,36 @@
+/**
+ * `GET /api/v1/utilities/track/?idx=[&key=]`: where a shipment stands, at ZIP precision without
+ * the owner's key, precisely with it (interface 4.6). Unknown and malformed tracking numbers get
+ * one uniform `200 No records found.` envelope, like the documents endpoint (7.2). See
+ * docs/api/track.md.
+ */
+import * as Effect from "effect/Effect"
+import { Track } from "@waybill/core"
+import { admissionErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
+import { failure, success } from "../internal/respond.js"
+import type { Route } from "./Route.js"
+
+export const trackRoute: Route = {
+  methods: ["GET"],
+  run: ({ request, url, client }) =>
+    Track.track({
+      client,
+      authorization: request.headers.get("authorization"),
+      key: url.searchParams.getAll("key"),
+      idx: url.searchParams.getAll("idx")
+    }).pipe(
+      Effect.map((view) => success(view)),
+      Effect.catchTags({
+        IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked)),
+        TrackingNotFound: () => Effect.succeed(failure(200, Messages.noRecords)),
+        ...credentialErrors,
+        ...admissionErrors,
+        ...storageErrors
+      }),
+      // A shipment's status changes, and the URL may hold a key: never cache.
+      Effect.map((response) => {
+        response.headers.set("cache-control", "no-store")
+        return response
+      })
+    )
+}
