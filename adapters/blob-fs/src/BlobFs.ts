@@ -1,0 +1,118 @@
+/**
+ * @module BlobFs
+ *
+ * Core's `BlobStore` on a local directory. Blobs are content-addressed: the key is the SHA-256
+ * of the bytes in hex, stored at `<root>/<first two hex digits>/<key>`, so equal files are
+ * stored once and a key can only ever name the bytes it was made from. Keys are checked against
+ * exactly 64 lowercase hex digits before any path is built, which makes path traversal
+ * impossible whatever a caller passes.
+ *
+ * Writes are atomic: bytes go to a temporary file in `<root>/.tmp`, are flushed to disk, then
+ * renamed into place (rename is atomic within one filesystem), so a reader never sees half a
+ * file and a crash leaves at most a stray temporary file.
+ */
+import { createHash, randomBytes } from "node:crypto"
+import { createReadStream } from "node:fs"
+import * as fsp from "node:fs/promises"
+import { join } from "node:path"
+import { Readable } from "node:stream"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { BlobStore, type BlobStoreShape, StorageError } from "@waybill/core"
+
+const KEY = /^[0-9a-f]{64}$/
+
+/** Whether a text is a key this store can have made. */
+export const isKey = (key: string): boolean => KEY.test(key)
+
+const isMissing = (e: unknown) =>
+  typeof e === "object" && e !== null && ["ENOENT", "ENOTDIR"].includes((e as { code?: string }).code ?? "")
+
+/** The store over `root` (created on first write). */
+export const make = (root: string): BlobStoreShape => {
+  const pathOf = (key: string) => join(root, key.slice(0, 2), key)
+  const attempt = <A>(operation: string, run: () => Promise<A>) =>
+    Effect.tryPromise({ try: run, catch: (cause) => new StorageError({ operation, cause }) })
+
+  const put = (bytes: Uint8Array) =>
+    attempt("blob.put", async () => {
+      const key = createHash("sha256").update(bytes).digest("hex")
+      const target = pathOf(key)
+      try {
+        const existing = await fsp.stat(target)
+        if (existing.size === bytes.byteLength) return key
+      } catch (e) {
+        if (!isMissing(e)) throw e
+      }
+      const tmpDir = join(root, ".tmp")
+      await fsp.mkdir(tmpDir, { recursive: true })
+      await fsp.mkdir(join(root, key.slice(0, 2)), { recursive: true })
+      const tmp = join(tmpDir, `${key}.${randomBytes(8).toString("hex")}`)
+      const handle = await fsp.open(tmp, "wx", 0o600)
+      try {
+        await handle.writeFile(bytes)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      try {
+        await fsp.rename(tmp, target)
+      } catch (e) {
+        await fsp.rm(tmp, { force: true })
+        throw e
+      }
+      return key
+    })
+
+  const stat = (key: string) =>
+    isKey(key)
+      ? attempt("blob.stat", async () => {
+          try {
+            return Option.some((await fsp.stat(pathOf(key))).size)
+          } catch (e) {
+            if (isMissing(e)) return Option.none()
+            throw e
+          }
+        })
+      : Effect.succeed(Option.none())
+
+  const open = (key: string) =>
+    isKey(key)
+      ? attempt("blob.open", async () => {
+          let handle: fsp.FileHandle
+          try {
+            handle = await fsp.open(pathOf(key), "r")
+          } catch (e) {
+            if (isMissing(e)) return Option.none()
+            throw e
+          }
+          try {
+            const { size } = await handle.stat()
+            // The stream owns the handle from here on and closes it when read or cancelled.
+            const nodeStream = createReadStream("", { fd: handle, autoClose: true })
+            return Option.some({ size, stream: Readable.toWeb(nodeStream) as ReadableStream<Uint8Array> })
+          } catch (e) {
+            await handle.close()
+            throw e
+          }
+        })
+      : Effect.succeed(Option.none())
+
+  const read = (key: string) =>
+    isKey(key)
+      ? attempt("blob.read", async () => {
+          try {
+            return Option.some(new Uint8Array(await fsp.readFile(pathOf(key))))
+          } catch (e) {
+            if (isMissing(e)) return Option.none()
+            throw e
+          }
+        })
+      : Effect.succeed(Option.none())
+
+  return { put, stat, open, read }
+}
+
+/** `BlobStore` over the directory `root`. */
+export const layer = (root: string): Layer.Layer<BlobStore> => Layer.sync(BlobStore, () => make(root))

@@ -1,0 +1,73 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as fc from "effect/FastCheck"
+import * as Option from "effect/Option"
+import { BlobFs } from "../src/index.js"
+
+const root = mkdtempSync(join(tmpdir(), "waybill-blobfs-"))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+const store = BlobFs.make(root)
+
+const readAll = async (stream: ReadableStream<Uint8Array>) => new Uint8Array(await new Response(stream).arrayBuffer())
+
+describe("BlobFs", () => {
+  it.effect.prop("put then read, stat and open give the same bytes", [fc.uint8Array({ maxLength: 4096 })], ([bytes]) =>
+    Effect.gen(function* () {
+      const key = yield* store.put(bytes)
+      expect(key).toMatch(/^[0-9a-f]{64}$/)
+      expect(Option.getOrThrow(yield* store.read(key))).toEqual(bytes)
+      expect(Option.getOrThrow(yield* store.stat(key))).toBe(bytes.byteLength)
+      const opened = Option.getOrThrow(yield* store.open(key))
+      expect(opened.size).toBe(bytes.byteLength)
+      expect(yield* Effect.promise(() => readAll(opened.stream))).toEqual(bytes)
+    })
+  )
+
+  it.effect("content-addressed: equal bytes share a key; the file lives under its key", () =>
+    Effect.gen(function* () {
+      const bytes = new TextEncoder().encode("same bytes")
+      const a = yield* store.put(bytes)
+      const b = yield* store.put(bytes)
+      expect(a).toBe(b)
+      expect(readFileSync(join(root, a.slice(0, 2), a), "utf8")).toBe("same bytes")
+      // No temporary file is left behind.
+      expect(readdirSync(join(root, ".tmp"))).toEqual([])
+      expect(statSync(join(root, a.slice(0, 2), a)).mode & 0o777).toBe(0o600)
+    })
+  )
+
+  it.effect("missing blobs are none; keys that are not 64 hex digits never touch the filesystem", () =>
+    Effect.gen(function* () {
+      writeFileSync(join(root, "secret.txt"), "outside")
+      const missing = "0".repeat(64)
+      for (const key of [
+        missing,
+        "../secret.txt",
+        "../../etc/passwd",
+        "/etc/passwd",
+        "secret.txt",
+        `${"a".repeat(63)}/`,
+        "A".repeat(64),
+        `${"a".repeat(64)}\u0000`,
+        ""
+      ]) {
+        expect(Option.isNone(yield* store.read(key)), key).toBe(true)
+        expect(Option.isNone(yield* store.stat(key)), key).toBe(true)
+        expect(Option.isNone(yield* store.open(key)), key).toBe(true)
+      }
+      expect(BlobFs.isKey("../secret.txt")).toBe(false)
+    })
+  )
+
+  it.effect("a write failure is a StorageError", () =>
+    Effect.gen(function* () {
+      const file = join(root, "not-a-dir")
+      writeFileSync(file, "x")
+      const error = yield* Effect.flip(BlobFs.make(file).put(new Uint8Array([1])))
+      expect(error._tag).toBe("StorageError")
+    })
+  )
+})

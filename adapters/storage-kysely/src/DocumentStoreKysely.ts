@@ -1,0 +1,221 @@
+/**
+ * @module DocumentStoreKysely
+ *
+ * `DocumentStore` over Kysely: order state (`waybill_orders`, created lazily) and documents
+ * (`waybill_documents`). Orders are read from `waybill_shipments` joined with their state, so a
+ * lookup is one indexed query whatever the field.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Insertable, Selectable } from "kysely"
+import type { Connection } from "./internal/connection.js"
+import { type DocumentRecord, type DocumentStoreShape, type OrderRecord, VersionConflict } from "./internal/core.js"
+import type { DocumentsTable } from "./Tables.js"
+
+const num = (v: number | string | bigint): number => Number(v)
+
+/** The `waybill_documents` row of a document. */
+const documentRow = (d: DocumentRecord): Insertable<DocumentsTable> => ({
+  id: d.id,
+  track_no: d.trackNo,
+  kind: d.kind,
+  order_version: d.orderVersion,
+  batch: d.batch,
+  page: d.page,
+  type: d.type,
+  source_id: d.sourceId,
+  content_type: d.contentType,
+  rotation: d.rotation,
+  blob_key: d.blobKey,
+  size: d.size,
+  version: d.version,
+  hidden: d.hidden ? 1 : 0,
+  removed: d.removed ? 1 : 0,
+  captured_at: d.capturedAt,
+  created_at: d.createdAt,
+  updated_at: d.updatedAt
+})
+
+/** A document from its row; `kind`, `content_type` and `rotation` were written from the same unions. */
+const toDocument = (r: Selectable<DocumentsTable>): DocumentRecord => ({
+  id: r.id,
+  trackNo: r.track_no,
+  kind: r.kind as DocumentRecord["kind"],
+  orderVersion: num(r.order_version),
+  batch: num(r.batch),
+  page: num(r.page),
+  type: r.type,
+  sourceId: r.source_id,
+  contentType: r.content_type as DocumentRecord["contentType"],
+  rotation: num(r.rotation) as DocumentRecord["rotation"],
+  blobKey: r.blob_key,
+  size: num(r.size),
+  version: num(r.version),
+  hidden: num(r.hidden) !== 0,
+  removed: num(r.removed) !== 0,
+  capturedAt: num(r.captured_at),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at)
+})
+
+interface OrderRow {
+  readonly track_no: string
+  readonly customer_no: string
+  readonly livemode: number | string | bigint
+  readonly billing_reference: string
+  readonly contact: string
+  readonly invoice_no: string | null
+  readonly current_version: number | string | bigint | null
+}
+
+const toOrder = (r: OrderRow): OrderRecord => ({
+  trackNo: r.track_no,
+  customerNo: r.customer_no,
+  livemode: num(r.livemode) !== 0,
+  reference: r.billing_reference,
+  requestedBy: r.contact,
+  invoice: r.invoice_no ?? "",
+  currentVersion: r.current_version === null ? 1 : num(r.current_version)
+})
+
+/** `DocumentStore` over Kysely. */
+export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
+  const { query } = conn
+
+  const orders = (c: Connection["db"]) =>
+    c
+      .selectFrom("waybill_shipments as s")
+      .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
+      .select([
+        "s.track_no",
+        "s.customer_no",
+        "s.livemode",
+        "s.billing_reference",
+        "s.contact",
+        "o.invoice_no",
+        "o.current_version"
+      ])
+
+  const currentVersion = (trackNo: string) =>
+    query("orders.version", (c) =>
+      c.selectFrom("waybill_orders").select("current_version").where("track_no", "=", trackNo).executeTakeFirst()
+    ).pipe(Effect.map((r) => (r === undefined ? 1 : num(r.current_version))))
+
+  const store: DocumentStoreShape = {
+    findOrders: ({ customers, field, limit, values }) =>
+      customers.length === 0 || values.length === 0
+        ? Effect.succeed([])
+        : query("orders.find", (c) =>
+            orders(c)
+              .where("s.customer_no", "in", customers)
+              .where((eb) =>
+                field === "control_no"
+                  ? eb("s.track_no", "in", values)
+                  : field === "customer_reference"
+                    ? eb("s.billing_reference", "in", values)
+                    : field === "invoice_no"
+                      ? eb("o.invoice_no", "in", values)
+                      : eb.or([
+                          eb("s.track_no", "in", values),
+                          eb("s.billing_reference", "in", values),
+                          eb("o.invoice_no", "in", values)
+                        ])
+              )
+              .orderBy("s.track_no")
+              .limit(limit)
+              .execute()
+          ).pipe(Effect.map((rows) => rows.map(toOrder))),
+
+    findOrder: (trackNo) =>
+      query("orders.find-one", (c) => orders(c).where("s.track_no", "=", trackNo).executeTakeFirst()).pipe(
+        Effect.map((r) => Option.map(Option.fromNullable(r), toOrder))
+      ),
+
+    listCurrent: (trackNos) =>
+      trackNos.length === 0
+        ? Effect.succeed([])
+        : query("documents.list-current", (c) =>
+            c
+              .selectFrom("waybill_documents as d")
+              .leftJoin("waybill_orders as o", "o.track_no", "d.track_no")
+              .selectAll("d")
+              .where("d.track_no", "in", trackNos)
+              .where((eb) =>
+                eb.or([
+                  eb("d.kind", "=", "signature"),
+                  eb("d.order_version", "=", eb.fn.coalesce("o.current_version", eb.lit(1)))
+                ])
+              )
+              .orderBy("d.track_no")
+              .orderBy("d.batch")
+              .orderBy("d.page")
+              .execute()
+          ).pipe(Effect.map((rows) => rows.map(toDocument))),
+
+    listAll: (trackNo) =>
+      query("documents.list-all", (c) =>
+        c
+          .selectFrom("waybill_documents")
+          .selectAll()
+          .where("track_no", "=", trackNo)
+          .orderBy("kind")
+          .orderBy("order_version")
+          .orderBy("batch")
+          .orderBy("page")
+          .orderBy("created_at")
+          .execute()
+      ).pipe(Effect.map((rows) => rows.map(toDocument))),
+
+    findDocument: (id) =>
+      query("documents.find", (c) =>
+        c.selectFrom("waybill_documents").selectAll().where("id", "=", id).executeTakeFirst()
+      ).pipe(Effect.map((r) => Option.map(Option.fromNullable(r), toDocument))),
+
+    insertDocument: (document) =>
+      query("documents.insert", (c) => c.insertInto("waybill_documents").values(documentRow(document)).execute()).pipe(
+        Effect.asVoid
+      ),
+
+    updateDocument: (document, expectedVersion) => {
+      const { id, ...fields } = documentRow(document)
+      return query("documents.update", (c) =>
+        c
+          .updateTable("waybill_documents")
+          .set(fields)
+          .where("id", "=", id)
+          .where("version", "=", expectedVersion)
+          .executeTakeFirst()
+      ).pipe(
+        Effect.flatMap((r) =>
+          Number(r.numUpdatedRows) === 1 ? Effect.void : Effect.fail(new VersionConflict({ trackNo: document.trackNo }))
+        )
+      )
+    },
+
+    setOrderVersion: (trackNo, expectedVersion, version) =>
+      conn.withTransaction(
+        Effect.gen(function* () {
+          const current = yield* currentVersion(trackNo)
+          if (current !== expectedVersion) return yield* new VersionConflict({ trackNo })
+          yield* query("orders.set-version", (c) =>
+            c
+              .insertInto("waybill_orders")
+              .values({ track_no: trackNo, current_version: version, invoice_no: "" })
+              .onConflict((oc) => oc.column("track_no").doUpdateSet({ current_version: version }))
+              .execute()
+          )
+        })
+      ),
+
+    setInvoice: (trackNo, invoice) =>
+      query("orders.set-invoice", (c) =>
+        c
+          .insertInto("waybill_orders")
+          .values({ track_no: trackNo, current_version: 1, invoice_no: invoice })
+          .onConflict((oc) => oc.column("track_no").doUpdateSet({ invoice_no: invoice }))
+          .execute()
+      ).pipe(Effect.asVoid)
+  }
+
+  return store
+}

@@ -1,0 +1,229 @@
+/**
+ * @module Ticket
+ *
+ * Download tickets (interface 4.3, DECISIONS.md): the opaque `ticket` of a document `uri`. A
+ * ticket is sealed with AES-256-GCM (WebCrypto, so core stays portable) under the KeyRing's
+ * newest `ticket` secret; it binds the account, the API key (id, mode and generation), the
+ * document id and version, and an expiry. The key id travels in front, authenticated but not
+ * secret, so secrets can rotate while older tickets still open.
+ *
+ * Sealed layout, then base64url without padding:
+ *
+ * ```
+ * 0x01 | len(keyId) | keyId (UTF-8) | IV (12 bytes) | AES-GCM(claims JSON) + tag (16 bytes)
+ * ```
+ *
+ * with the header (everything before the IV) as additional authenticated data. Nothing can be
+ * read from a ticket without the secret, and no ticket can be made or altered without it:
+ * `open` is total and gives none for any other input.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { Entropy } from "./Entropy.js"
+import { KeyRing, type KeySecret } from "./KeyRing.js"
+
+/** What a ticket grants: one document version, for one key generation, until `expiresAt`. */
+export interface Claims {
+  readonly customerNo: string
+  readonly keyId: string
+  readonly keyMode: "live" | "test"
+  readonly keyGeneration: number
+  readonly documentId: string
+  readonly documentVersion: number
+  /** Epoch ms; the ticket is dead from this instant on. */
+  readonly expiresAt: number
+}
+
+const FORMAT = 0x01
+const IV_BYTES = 12
+const TAG_BYTES = 16
+/** Longer text is refused before any decoding (a real ticket is about 200 characters). */
+export const MAX_LENGTH = 1024
+
+const ClaimsTuple = Schema.Tuple(
+  Schema.String,
+  Schema.String,
+  Schema.Literal("live", "test"),
+  Schema.Int,
+  Schema.String,
+  Schema.Int,
+  Schema.Number
+)
+const decodeClaims = Schema.decodeUnknownOption(Schema.parseJson(ClaimsTuple))
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+const B64_INDEX = new Map(Array.from(B64, (c, i) => [c, i] as const))
+
+/** base64url without padding. */
+export const encodeBase64Url = (bytes: Uint8Array): string => {
+  let out = ""
+  let i = 0
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!
+    out += B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]! + B64[n & 63]!
+  }
+  const rest = bytes.length - i
+  if (rest === 1) {
+    const n = bytes[i]! << 16
+    out += B64[n >> 18]! + B64[(n >> 12) & 63]!
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8)
+    out += B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]!
+  }
+  return out
+}
+
+/** Strict base64url decoding (no padding, no other characters, no stray bits); undefined when invalid. */
+export const decodeBase64Url = (text: string): Uint8Array | undefined => {
+  if (text.length % 4 === 1) return undefined
+  const out = new Uint8Array(Math.floor((text.length * 3) / 4))
+  let bits = 0
+  let value = 0
+  let o = 0
+  for (const c of text) {
+    const v = B64_INDEX.get(c)
+    if (v === undefined) return undefined
+    value = (value << 6) | v
+    bits += 6
+    if (bits >= 8) {
+      bits -= 8
+      out[o++] = (value >> bits) & 0xff
+    }
+  }
+  // Leftover bits must be zero, so each byte string has exactly one text form.
+  if ((value & ((1 << bits) - 1)) !== 0) return undefined
+  return out.subarray(0, o)
+}
+
+const aesKeys = new WeakMap<KeySecret, Promise<CryptoKey>>()
+const aesKey = (secret: KeySecret): Promise<CryptoKey> => {
+  let key = aesKeys.get(secret)
+  if (key === undefined) {
+    const material = Redacted.value(secret.material)
+    // AES-256 takes exactly 32 bytes; KeyRing secrets are at least that long.
+    key = globalThis.crypto.subtle.importKey("raw", new Uint8Array(material.subarray(0, 32)), "AES-GCM", false, [
+      "encrypt",
+      "decrypt"
+    ])
+    aesKeys.set(secret, key)
+  }
+  return key
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+/** Seals the claims under the KeyRing's newest `ticket` secret with a fresh random IV. */
+export const seal = (claims: Claims): Effect.Effect<string, never, KeyRing | Entropy> =>
+  Effect.gen(function* () {
+    const secret = yield* (yield* KeyRing).current("ticket")
+    const iv = yield* (yield* Entropy).bytes(IV_BYTES)
+    const keyId = encoder.encode(secret.id)
+    if (keyId.length > 255) return yield* Effect.dieMessage("Ticket: key id longer than 255 bytes")
+    const header = new Uint8Array([FORMAT, keyId.length, ...keyId])
+    const plaintext = encoder.encode(
+      JSON.stringify([
+        claims.customerNo,
+        claims.keyId,
+        claims.keyMode,
+        claims.keyGeneration,
+        claims.documentId,
+        claims.documentVersion,
+        claims.expiresAt
+      ])
+    )
+    const sealed = yield* Effect.promise(async () =>
+      globalThis.crypto.subtle.encrypt(
+        { name: "AES-GCM", iv: new Uint8Array(iv), additionalData: header, tagLength: TAG_BYTES * 8 },
+        await aesKey(secret),
+        plaintext
+      )
+    )
+    const out = new Uint8Array(header.length + IV_BYTES + sealed.byteLength)
+    out.set(header, 0)
+    out.set(iv, header.length)
+    out.set(new Uint8Array(sealed), header.length + IV_BYTES)
+    return encodeBase64Url(out)
+  })
+
+/**
+ * The claims of a ticket this server sealed (with any `ticket` secret still in the ring), or
+ * none for anything else: malformed text, a forged or altered ticket, an unknown key id. Never
+ * fails and never checks expiry (see {@link isLive}).
+ */
+export const open = (ticket: string): Effect.Effect<Option.Option<Claims>, never, KeyRing> =>
+  Effect.gen(function* () {
+    if (ticket.length === 0 || ticket.length > MAX_LENGTH) return Option.none()
+    const bytes = decodeBase64Url(ticket)
+    if (bytes === undefined || bytes.length < 2 || bytes[0] !== FORMAT) return Option.none()
+    const headerLength = 2 + bytes[1]!
+    if (bytes.length < headerLength + IV_BYTES + TAG_BYTES) return Option.none()
+    let keyId: string
+    try {
+      keyId = decoder.decode(bytes.subarray(2, headerLength))
+    } catch {
+      return Option.none()
+    }
+    const secret = yield* (yield* KeyRing).byId("ticket", keyId)
+    if (Option.isNone(secret)) return Option.none()
+    const plaintext = yield* Effect.promise(async () => {
+      try {
+        return new Uint8Array(
+          await globalThis.crypto.subtle.decrypt(
+            {
+              name: "AES-GCM",
+              iv: bytes.slice(headerLength, headerLength + IV_BYTES),
+              additionalData: bytes.slice(0, headerLength),
+              tagLength: TAG_BYTES * 8
+            },
+            await aesKey(secret.value),
+            bytes.slice(headerLength + IV_BYTES)
+          )
+        )
+      } catch {
+        return undefined
+      }
+    })
+    if (plaintext === undefined) return Option.none()
+    let text: string
+    try {
+      text = decoder.decode(plaintext)
+    } catch {
+      return Option.none()
+    }
+    return Option.map(
+      decodeClaims(text),
+      ([customerNo, keyId, keyMode, keyGeneration, documentId, documentVersion, expiresAt]): Claims => ({
+        customerNo,
+        keyId,
+        keyMode,
+        keyGeneration,
+        documentId,
+        documentVersion,
+        expiresAt
+      })
+    )
+  })
+
+/** Whether the ticket is still within its lifetime at `now` (epoch ms). */
+export const isLive = (claims: Claims, now: number): boolean => now < claims.expiresAt
+
+/** What a ticket is checked against on every download: the key and the document as they are now. */
+export interface Current {
+  readonly keyId: string
+  readonly keyGeneration: number
+  readonly documentId: string
+  readonly documentVersion: number
+}
+
+/**
+ * Whether the claims were sealed for exactly this key generation and document version. Any
+ * rotation or disabling of the key, and any change of the document, makes this false for good.
+ */
+export const matches = (claims: Claims, current: Current): boolean =>
+  claims.keyId === current.keyId &&
+  claims.keyGeneration === current.keyGeneration &&
+  claims.documentId === current.documentId &&
+  claims.documentVersion === current.documentVersion

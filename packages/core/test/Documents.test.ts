@@ -1,0 +1,127 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as fc from "effect/FastCheck"
+import { defaults } from "../src/Config.js"
+import { type DocumentRecord, latestSignature, sniffContentType, visible } from "../src/Document.js"
+import { type LookupParams, parseLookup, parseRotation } from "../src/Documents.js"
+
+const limits = defaults.documents
+const none: LookupParams = { control_no: [], search_field: [], search_value: [], id: [] }
+const parse = (p: Partial<LookupParams>) => parseLookup({ ...none, ...p }, limits)
+const message = (p: Partial<LookupParams>) => {
+  const r = parse(p)
+  return Either.isLeft(r) ? r.left.message : "ok"
+}
+
+let n = 0
+const doc = (overrides: Partial<DocumentRecord> = {}): DocumentRecord => ({
+  id: `doc_${++n}`,
+  trackNo: "12345678",
+  kind: "attachment",
+  orderVersion: 1,
+  batch: 1,
+  page: 1,
+  type: "bol",
+  sourceId: "src",
+  contentType: "application/pdf",
+  rotation: 0,
+  blobKey: "k",
+  size: 1,
+  version: 1,
+  hidden: false,
+  removed: false,
+  capturedAt: 1000,
+  createdAt: 1000,
+  updatedAt: 1000,
+  ...overrides
+})
+
+describe("parseLookup", () => {
+  it("precedence: search_value, then id, then control_no", () => {
+    expect(parse({ search_field: ["invoice_no"], search_value: ["A"], id: ["B"], control_no: ["C"] })).toEqual(
+      Either.right({ field: "invoice_no", values: ["A"] })
+    )
+    expect(parse({ id: ["B"], control_no: ["C"] })).toEqual(Either.right({ field: "any", values: ["B"] }))
+    expect(parse({ id: ["B"], search_field: ["customer_reference"] })).toEqual(
+      Either.right({ field: "customer_reference", values: ["B"] })
+    )
+    expect(parse({ control_no: ["C"], search_field: ["invoice_no"] })).toEqual(
+      Either.right({ field: "control_no", values: ["C"] })
+    )
+  })
+
+  it.prop(
+    "a comma always separates; values are trimmed, empty ones dropped, duplicates merged",
+    [fc.array(fc.stringMatching(/^[A-Z0-9 -]{0,10}$/), { minLength: 1, maxLength: 20 })],
+    ([parts]) => {
+      const r = parse({ search_field: ["customer_reference"], search_value: [parts.join(",")] })
+      const expected = [...new Set(parts.map((p) => p.trim()).filter((p) => p !== ""))]
+      if (expected.length === 0) expect(Either.isLeft(r)).toBe(true)
+      else expect(r).toEqual(Either.right({ field: "customer_reference", values: expected }))
+    }
+  )
+
+  it("limits", () => {
+    const values = (k: number) => Array.from({ length: k }, (_, i) => String(10_000_000 + i)).join(",")
+    expect(message({ control_no: [values(100)] })).toBe("ok")
+    expect(message({ control_no: [values(101)] })).toBe("At most 100 values may be looked up at once.")
+    expect(message({ control_no: ["1".padEnd(4096, " ")] })).toBe("ok")
+    expect(message({ control_no: ["1".padEnd(4097, " ")] })).toBe("The lookup is longer than 4096 characters.")
+    expect(message({ id: ["R".repeat(23)] })).toBe("ok")
+    expect(message({ id: ["R".repeat(24)] })).toBe("Customer references and invoice numbers are at most 23 characters.")
+    expect(message({ control_no: ["R".repeat(24)] })).toBe("ok")
+  })
+
+  it("errors", () => {
+    expect(message({})).toBe("A lookup is required: control_no, search_field with search_value, or id.")
+    expect(message({ control_no: [""] })).toBe(
+      "A lookup is required: control_no, search_field with search_value, or id."
+    )
+    expect(message({ id: ["1", "2"] })).toBe("The parameter id was given more than once.")
+    expect(message({ search_field: ["x"], control_no: ["1"] })).toBe(
+      "search_field must be one of control_no, customer_reference, invoice_no."
+    )
+  })
+})
+
+describe("visible", () => {
+  it("current version's visible attachments by batch and page, then the latest signature if visible", () => {
+    const a = doc({ batch: 2, page: 1 })
+    const b = doc({ batch: 1, page: 2 })
+    const c = doc({ batch: 1, page: 1 })
+    const old = doc({ orderVersion: 1 })
+    const hidden = doc({ orderVersion: 2, hidden: true })
+    const s1 = doc({ kind: "signature", type: "signature", orderVersion: 1, capturedAt: 10 })
+    const s2 = doc({ kind: "signature", type: "signature", orderVersion: 2, capturedAt: 20 })
+    const current = [a, b, c].map((d) => ({ ...d, orderVersion: 2 }))
+    expect(visible({ currentVersion: 2 }, [old, hidden, s1, s2, ...current]).map((d) => d.id)).toEqual([
+      current[2]!.id,
+      current[1]!.id,
+      current[0]!.id,
+      s2.id
+    ])
+    const hiddenLatest = { ...s2, hidden: true }
+    expect(visible({ currentVersion: 2 }, [s1, hiddenLatest]).map((d) => d.id)).toEqual([])
+    expect(latestSignature([s2, s1])?.id).toBe(s2.id)
+  })
+})
+
+describe("sniffContentType and parseRotation", () => {
+  it("reads the format from the bytes", () => {
+    const b = (...x: Array<number>) => new Uint8Array(x)
+    expect(sniffContentType(new TextEncoder().encode("%PDF-1.7"))).toBe("application/pdf")
+    expect(sniffContentType(b(0xff, 0xd8, 0xff, 0xe0))).toBe("image/jpeg")
+    expect(sniffContentType(b(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a))).toBe("image/png")
+    expect(sniffContentType(new TextEncoder().encode("GIF89a"))).toBe("image/gif")
+    expect(sniffContentType(b(0x49, 0x49, 0x2a, 0x00))).toBe("image/tiff")
+    expect(sniffContentType(b(0x4d, 0x4d, 0x00, 0x2a))).toBe("image/tiff")
+    expect(sniffContentType(new TextEncoder().encode("<html>"))).toBeUndefined()
+    expect(sniffContentType(b())).toBeUndefined()
+  })
+
+  it("rotations are 0, 90, 180, 270", () => {
+    expect(parseRotation("90")).toEqual(Either.right(90))
+    expect(parseRotation(270)).toEqual(Either.right(270))
+    for (const bad of ["45", "-90", "360", "", "9O", 1]) expect(Either.isLeft(parseRotation(bad))).toBe(true)
+  })
+})

@@ -1,0 +1,111 @@
+/**
+ * `GET|POST /api/v1/order/docs/`: order documents metadata with download links (interface 2.4,
+ * 4.2, 5, 7.2, 8). Parameters come from the query, or from a urlencoded form on POST (both
+ * together count as one request: a parameter in both is given twice). Raw JSON bodies are
+ * refused. Every answer carries `Cache-Control: no-store`: success answers hold links that act
+ * as bearer credentials, and keys may arrive in the URL.
+ *
+ * Answers: 200 with `data.orders`; 200 with `error` for a missing or invalid credential and for
+ * `No records found.` (the same bytes for unknown and for other customers' orders); 400 for a
+ * missing or invalid lookup, limits, a repeated parameter, or plain HTTP; 403 for a blocked IP;
+ * 503 for storage trouble.
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import { type Credentials, Documents } from "@waybill/core"
+import { isJson, mediaType, readBody } from "../internal/body.js"
+import { Messages, admissionErrors, storageErrors } from "../internal/errors.js"
+import { isHttps, publicBase } from "../internal/https.js"
+import { failure, success } from "../internal/respond.js"
+import type { Route, RouteContext } from "./Route.js"
+
+class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
+class UnreadableForm extends Data.TaggedError("UnreadableForm") {}
+
+/** Form bodies hold at most a lookup of 4,096 characters and a key; this leaves ample room. */
+const FORM_LIMIT = 64 * 1024
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+const EMPTY = new URLSearchParams()
+
+const formOf = (request: Request) =>
+  Effect.gen(function* () {
+    if (request.method !== "POST") return EMPTY
+    const type = mediaType(request)
+    const bytes = yield* readBody(request, FORM_LIMIT)
+    if (bytes.length === 0 && type === "") return EMPTY
+    if (isJson(type) || type !== "application/x-www-form-urlencoded") return yield* new UnsupportedMediaType()
+    const text = yield* Effect.try({ try: () => utf8.decode(bytes), catch: () => new UnreadableForm() })
+    return new URLSearchParams(text)
+  })
+
+/** The wire shape of one order (interface 2.4). */
+const orderJson = (base: string, o: Documents.OrderDocuments) => ({
+  control_no: o.order.trackNo,
+  reference: o.order.reference,
+  requested_by: o.order.requestedBy,
+  invoice: o.order.invoice,
+  documents: o.documents.map(({ document, ticket }) => ({
+    type: document.type,
+    page: String(document.page),
+    id: document.sourceId,
+    uri: `${base}/api/v1/order/docs/download/?ticket=${ticket}`
+  }))
+})
+
+const noStore = { "cache-control": "no-store" }
+
+export const documentsRoute: Route = {
+  methods: ["GET", "POST"],
+  run: (ctx: RouteContext) =>
+    Effect.gen(function* () {
+      if (ctx.options.allowInsecureHttp !== true && !isHttps(ctx)) return failure(400, Messages.httpsRequired, noStore)
+      const form = yield* formOf(ctx.request)
+      const query = ctx.url.searchParams
+      const both = (name: string) => [...form.getAll(name), ...query.getAll(name)]
+      const credentials: ReadonlyArray<Credentials.Candidate> = [
+        { source: "form.key", values: form.getAll("key") },
+        { source: "query.key", values: query.getAll("key") },
+        { source: "query.apikey", values: query.getAll("apikey") },
+        { source: "query.token", values: query.getAll("token") }
+      ]
+      const result = yield* Documents.lookup({
+        client: ctx.client,
+        authorization: ctx.request.headers.get("authorization"),
+        credentials,
+        params: {
+          control_no: both("control_no"),
+          search_field: both("search_field"),
+          search_value: both("search_value"),
+          id: both("id")
+        }
+      })
+      const base = publicBase(ctx)
+      return success({ orders: result.orders.map((o) => orderJson(base, o)) }, 200, noStore)
+    }).pipe(
+      Effect.catchTags({
+        IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked, noStore)),
+        InvalidLookup: (e) => Effect.succeed(failure(400, e.message, noStore)),
+        NoRecordsFound: () => Effect.succeed(failure(200, Messages.noRecords, noStore)),
+        MissingCredential: () => Effect.succeed(failure(200, Messages.noToken, noStore)),
+        InvalidCredential: (e) =>
+          Effect.succeed(
+            e.reason === "duplicate"
+              ? failure(400, Messages.duplicateKey, noStore)
+              : failure(200, Messages.accessDenied, noStore)
+          ),
+        UnsupportedMediaType: () =>
+          Effect.succeed(
+            failure(415, "Raw JSON bodies are not supported; send a urlencoded form or query parameters.", noStore)
+          ),
+        UnreadableForm: () => Effect.succeed(failure(400, "The form is not valid UTF-8.", noStore)),
+        BodyTooLarge: (e) => Effect.succeed(failure(413, `The body exceeds the limit of ${e.limit} bytes.`, noStore)),
+        BodyUnreadable: () => Effect.succeed(failure(400, "The body could not be read.", noStore)),
+        ...admissionErrors,
+        ...storageErrors
+      }),
+      Effect.map((response) => {
+        response.headers.set("cache-control", "no-store")
+        return response
+      })
+    )
+}
