@@ -1,0 +1,38 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { simpleParser } from "mailparser"
+import * as FileMailer from "../src/index.js"
+
+describe("mail-file", () => {
+  it.effect("writes a parseable .eml with the code and link, mode 0600", () =>
+    Effect.gen(function* () {
+      const dir = mkdtempSync(join(tmpdir(), "waybill-mail-"))
+      try {
+        const mailer = FileMailer.make({ directory: join(dir, "out"), from: "Waybill <no-reply@waybill.test>" })
+        yield* mailer.send({
+          _tag: "Verification",
+          to: "ada@acme-logistics.com",
+          code: Redacted.make("042917"),
+          link: Redacted.make("https://api.example/api/v1/accountsetup/verify/?token=abc"),
+          codeExpiresAt: 1_800_000_600_000,
+          linkExpiresAt: 1_800_001_800_000
+        })
+        const files = readdirSync(join(dir, "out"))
+        expect(files).toHaveLength(1)
+        const file = join(dir, "out", files[0]!)
+        expect(statSync(file).mode & 0o777).toBe(0o600)
+        const parsed = yield* Effect.promise(() => simpleParser(readFileSync(file)))
+        expect(parsed.subject).toBe("Verify your e-mail address")
+        expect(parsed.to && !Array.isArray(parsed.to) ? parsed.to.text : "").toBe("ada@acme-logistics.com")
+        expect(parsed.text).toContain("042917")
+        expect(parsed.html || "").toContain("https://api.example/api/v1/accountsetup/verify/?token=abc")
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  )
+})

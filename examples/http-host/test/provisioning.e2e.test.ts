@@ -1,0 +1,543 @@
+/**
+ * Account provisioning end to end through the real host: the verification e-mail is read from
+ * the file mailer's `.eml` files (parsed by `mailparser`, as a mail client would), the whole
+ * flow runs with the code and with the link, the resulting key books a shipment, and every
+ * wrong turn gets a clear answer. Time moves on a controlled clock, never by waiting.
+ */
+import { execFile } from "node:child_process"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { Config, ProvisioningStore } from "@waybill/core"
+import { simpleParser } from "mailparser"
+import { bookOne, e2eConfig, startHost, type TestHost } from "./harness.js"
+import { action, codeAndLink, PASSWORD, recipient, STEP1 } from "./provisioning.helpers.js"
+
+let offsetMs = 0
+const now = () => Date.now() + offsetMs
+const realClock = Clock.make()
+const clock: Clock.Clock = {
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: now,
+  currentTimeMillis: Effect.sync(now),
+  unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
+  currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
+  sleep: (d: Duration.DurationInput) => realClock.sleep(Duration.decode(d))
+}
+
+/** Provisioning limits high enough for one host to serve every test from 127.0.0.1. */
+const config = {
+  ...e2eConfig,
+  provisioning: {
+    ...Config.provisioningDefaults,
+    perIpHour: { requests: 10_000, windowSeconds: 3600 },
+    perIpDay: { requests: 10_000, windowSeconds: 86400 }
+  }
+}
+
+let t: TestHost
+let mailDir: string
+let n = 0
+/** A fresh business address on its own domain (the per-domain limit is 20 a day). */
+const newEmail = () => {
+  n += 1
+  return `ada.${n}@acme-${n}-${process.pid}.example.com`
+}
+
+/** The newest verification e-mail to `to` in the file mailer's folder: its code and link. */
+const latestMail = async (dir: string, to: string) => {
+  const files = readdirSync(dir).sort()
+  for (const file of files.reverse()) {
+    const mail = await simpleParser(readFileSync(join(dir, file)))
+    if (recipient(mail) !== to.toLowerCase()) continue
+    const found = codeAndLink(mail)
+    codesSeen.add(found.code)
+    return found
+  }
+  throw new Error(`no mail to ${to}`)
+}
+
+const mailsTo = async (dir: string, to: string) => {
+  let count = 0
+  for (const file of readdirSync(dir)) {
+    const mail = await simpleParser(readFileSync(join(dir, file)))
+    if (mail.to !== undefined && !Array.isArray(mail.to) && mail.to.text.toLowerCase() === to.toLowerCase()) count++
+  }
+  return count
+}
+
+const preRegister = async (email = newEmail()) => {
+  const r = await action(t.url, "pre-register", { email_address: email, password: PASSWORD, es_code: "" })
+  expect(r.status).toBe(200)
+  return { email, idx: r.body.data.wait_idx as string, answer: r }
+}
+
+const verified = async () => {
+  const p = await preRegister()
+  const { code } = await latestMail(mailDir, p.email)
+  const v = await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: code })
+  expect(v.status).toBe(200)
+  const c = await action(t.url, "pre-register-check", { idx: p.idx, email_address: p.email })
+  expect(c.status).toBe(200)
+  return { ...p, code, validationKey: c.body.data.validation_key as string }
+}
+
+const registration = (idx: string) =>
+  t.run(Effect.flatMap(ProvisioningStore, (s) => s.find(idx))).then((o) => Option.getOrThrow(o))
+
+/** Everything the host logged while these tests ran, and every code the e-mails carried. */
+const logged: Array<string> = []
+const codesSeen = new Set<string>()
+const spies = (["log", "info", "warn", "error", "debug"] as const).map((level) =>
+  vi.spyOn(console, level).mockImplementation((...args: Array<unknown>) => {
+    logged.push(args.map((a) => (typeof a === "string" ? a : (JSON.stringify(a) ?? String(a)))).join(" "))
+  })
+)
+
+beforeAll(async () => {
+  t = await startHost({ clock, config })
+  mailDir = join(t.dir, "waybill.db.mail")
+})
+afterAll(() => t.close())
+
+describe("provisioning: the happy path", () => {
+  it("pre-register -> verify (code) -> check -> start -> step1 -> step2 -> payment check, then books", async () => {
+    const email = newEmail()
+    const pre = await action(t.url, "pre-register", { email_address: email, password: PASSWORD, es_code: "" })
+    expect(pre.status).toBe(200)
+    expect(pre.headers.get("cache-control")).toBe("no-store")
+    expect(pre.body.error).toBeNull()
+    expect(pre.body.data).toEqual({
+      result: "success",
+      message: expect.any(String),
+      wait_idx: expect.stringMatching(/^wr_[A-Za-z0-9_-]{22}$/),
+      verify_expires: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      is_validated: "N"
+    })
+    const expires = Date.parse(pre.body.data.verify_expires)
+    expect(expires - now()).toBeGreaterThan(9 * 60_000)
+    expect(expires - now()).toBeLessThanOrEqual(10 * 60_000)
+    const idx = pre.body.data.wait_idx as string
+
+    const { code } = await latestMail(mailDir, email)
+    // The code is in the e-mail only: never in an answer or a header.
+    const headerText = [...pre.headers.entries()].map(([k, v]) => `${k}: ${v}`).join("\n")
+    expect(pre.raw + headerText).not.toContain(code)
+    // The password is stored only as an scrypt hash.
+    const stored = await registration(idx)
+    expect(stored.passwordHash).toMatch(/^\$scrypt\$ln=17,r=8,p=1\$/)
+    expect(JSON.stringify(stored)).not.toContain(PASSWORD)
+    expect(JSON.stringify(stored)).not.toContain(code)
+
+    const notYet = await action(t.url, "pre-register-check", { idx, email_address: email })
+    expect(notYet.status).toBe(403)
+
+    const v = await action(t.url, "pre-register-verify", { idx, email_address: email, verify_code: code })
+    expect(v.status).toBe(200)
+    expect(v.body.data).toEqual({ result: "success", message: "Email verified." })
+    expect(v.raw).not.toContain(code)
+
+    const c = await action(t.url, "pre-register-check", {
+      idx,
+      email_address: email.toUpperCase().replace("ADA", "ada")
+    })
+    expect(c.status).toBe(200)
+    expect(c.body.data).toEqual({
+      result: "success",
+      is_validated: "Y",
+      validation_key: expect.stringMatching(/^vk_[A-Za-z0-9_-]{43}$/)
+    })
+    const validation_key = c.body.data.validation_key as string
+
+    const step1Early = await action(t.url, "step1", { validation_key, ...STEP1 })
+    expect(step1Early.status).toBe(409)
+    expect(step1Early.body.error?.message).toMatch(/start/)
+
+    const s = await action(t.url, "start", { validation_key })
+    expect(s.status).toBe(200)
+    expect(s.body.data).toEqual({
+      result: "success",
+      customer_no: expect.stringMatching(/^[1-9]\d{6}$/),
+      frequent_caller_id: "",
+      has_firmographics: "N"
+    })
+    const again = await action(t.url, "start", { validation_key })
+    expect(again.body.data.customer_no).toBe(s.body.data.customer_no)
+    const customerNo = s.body.data.customer_no as string
+
+    const one = await action(t.url, "step1", { validation_key, ...STEP1 })
+    expect(one.status).toBe(200)
+    expect(one.body.data).toEqual({
+      result: "success",
+      message: expect.stringMatching(/shown only once/),
+      customer_no: customerNo,
+      user: { email_address: email, first_name: "Ada", last_name: "Lopez", status: "active" },
+      api_keys: { production: expect.stringMatching(/^wb_live_/), test: expect.stringMatching(/^wb_test_/) }
+    })
+    const repeat = await action(t.url, "step1", { validation_key, ...STEP1 })
+    expect(repeat.status).toBe(200)
+    expect(repeat.body.data.api_keys).toBeUndefined()
+
+    const two = await action(t.url, "step2", {
+      validation_key,
+      billing_addr2: "Suite 400",
+      billing_city: "Evanston",
+      billing_state: "IL",
+      billing_zip_postal: "60201"
+    })
+    expect(two.status).toBe(200)
+    expect(two.body.data).toEqual({ result: "success", message: "Billing address updated." })
+
+    const pay = await action(t.url, "registered-with-stripe-check", { validation_key })
+    expect(pay.status).toBe(200)
+    expect(pay.body.data).toEqual({ result: "success", provider: "stripe", registered: "N" })
+
+    const trackNo = await bookOne(t.url, one.body.data.api_keys.production)
+    expect(trackNo).toMatch(/^\d{6,8}$/)
+
+    const stored2 = await registration(idx)
+    expect(stored2.profile).toMatchObject({ customerName: "Acme Logistics LLC", billingCity: "Evanston" })
+  })
+
+  it("the verification link: GET shows a confirm page and verifies nothing, POST verifies once", async () => {
+    const p = await preRegister()
+    const { link } = await latestMail(mailDir, p.email)
+    const page = await fetch(link)
+    expect(page.status).toBe(200)
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/)
+    expect(page.headers.get("cache-control")).toBe("no-store")
+    expect(page.headers.get("referrer-policy")).toBe("no-referrer")
+    const html = await page.text()
+    expect(html).toContain('<form method="post"')
+    // A prefetching scanner's GET did not verify.
+    expect((await action(t.url, "pre-register-check", { idx: p.idx, email_address: p.email })).status).toBe(403)
+
+    const token = new URL(link).searchParams.get("token")!
+    const confirm = () =>
+      fetch(link, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token }).toString()
+      })
+    const first = await confirm()
+    expect(first.status).toBe(200)
+    expect(await first.text()).toContain("Email verified.")
+    const second = await confirm()
+    expect(second.status).toBe(400)
+    expect((await fetch(link)).status).toBe(400)
+
+    const c = await action(t.url, "pre-register-check", { idx: p.idx, email_address: p.email })
+    expect(c.status).toBe(200)
+    expect(c.body.data.validation_key).toMatch(/^vk_/)
+  })
+
+  it("account show --json prints the account, its primary user and key slots", async () => {
+    const v = await verified()
+    const s = await action(t.url, "start", { validation_key: v.validationKey })
+    await action(t.url, "step1", { validation_key: v.validationKey, ...STEP1 })
+    const customerNo = s.body.data.customer_no as string
+    const { stdout } = await promisify(execFile)(
+      "pnpm",
+      ["--silent", "waybill", "account", "show", customerNo, "--json", "--db", join(t.dir, "waybill.db")],
+      { cwd: join(__dirname, "..") }
+    )
+    const shown = JSON.parse(stdout)
+    expect(shown).toMatchObject({
+      customer_no: customerNo,
+      name: "Acme Logistics LLC",
+      primary_user: { email_address: v.email, first_name: "Ada", last_name: "Lopez", status: "active" }
+    })
+    expect(shown.keys.map((k: { mode: string; status: string }) => `${k.mode}:${k.status}`).sort()).toEqual([
+      "live:active",
+      "test:active"
+    ])
+    expect(stdout).not.toContain(PASSWORD)
+  })
+})
+
+describe("provisioning: wrong turns", () => {
+  it.each([
+    ["free-mail", "ada@gmail.com"],
+    ["free-mail with case and trailing dot", "Ada@GMail.COM."],
+    ["free-mail subdomain", "ada@eu.mail.yahoo.com"],
+    ["disposable", "ada@mailinator.com"]
+  ])("refuses a %s address", async (_, email) => {
+    const r = await action(t.url, "pre-register", { email_address: email, password: PASSWORD, es_code: "" })
+    expect(r.status).toBe(400)
+    expect(r.body.data).toBeNull()
+    expect(r.body.error?.message).toMatch(/business e-mail/)
+  })
+
+  it("refuses a weak password without echoing it", async () => {
+    for (const password of ["short", "passwordpassword"]) {
+      const r = await action(t.url, "pre-register", { email_address: newEmail(), password, es_code: "" })
+      expect(r.status).toBe(400)
+      expect(r.body.error?.message).toMatch(/password/)
+      expect(r.raw).not.toContain(password)
+    }
+  })
+
+  it("answers the same for an address registered before (no existence oracle)", async () => {
+    const email = newEmail()
+    const a = await preRegister(email)
+    const b = await preRegister(email)
+    expect(Object.keys(b.answer.body.data)).toEqual(Object.keys(a.answer.body.data))
+    expect(b.answer.body.data.message).toBe(a.answer.body.data.message)
+    expect(b.idx).not.toBe(a.idx)
+  })
+
+  it("an unknown idx or a wrong address for the idx", async () => {
+    const p = await preRegister()
+    const { code } = await latestMail(mailDir, p.email)
+    for (const fields of [
+      { idx: "wr_unknownunknownunknown", email_address: p.email, verify_code: code },
+      { idx: p.idx, email_address: "someone@else-corp.example.com", verify_code: code }
+    ]) {
+      const r = await action(t.url, "pre-register-verify", fields)
+      expect(r.status).toBe(400)
+      expect(r.body.error?.message).toBe("No pending registration matches the idx given.")
+    }
+    expect((await action(t.url, "pre-register-resend", { idx: "wr_nope" })).status).toBe(400)
+  })
+
+  it("the 6th wrong code is refused with 429, and even the right code is dead until a resend", async () => {
+    const p = await preRegister()
+    const { code } = await latestMail(mailDir, p.email)
+    const wrong = code === "000000" ? "111111" : "000000"
+    for (let i = 0; i < 5; i++) {
+      const r = await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: wrong })
+      expect(r.status).toBe(400)
+      expect(r.body.error?.message).toBe("The verification code is not valid.")
+    }
+    const sixth = await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: wrong })
+    expect(sixth.status).toBe(429)
+    expect(Number(sixth.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    const right = await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: code })
+    expect(right.status).toBe(429)
+    expect((await registration(p.idx)).state.totalFailures).toBe(5)
+  })
+
+  it("resend: cooldown with Retry-After, new code replaces the old, failures kept", async () => {
+    const p = await preRegister()
+    const first = await latestMail(mailDir, p.email)
+    await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: "12345x" })
+    const soon = await action(t.url, "pre-register-resend", { idx: p.idx })
+    expect(soon.status).toBe(429)
+    const retryAfter = Number(soon.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    offsetMs += 61_000
+    const ok = await action(t.url, "pre-register-resend", { idx: p.idx })
+    expect(ok.status).toBe(200)
+    expect(ok.body.data).toMatchObject({ result: "success", is_validated: "N" })
+    expect(await mailsTo(mailDir, p.email)).toBe(2)
+    const second = await latestMail(mailDir, p.email)
+    expect((await registration(p.idx)).state.totalFailures).toBe(1)
+    if (second.code !== first.code) {
+      const old = await action(t.url, "pre-register-verify", {
+        idx: p.idx,
+        email_address: p.email,
+        verify_code: first.code
+      })
+      expect(old.status).toBe(400)
+    }
+    // The first e-mail's link died with it.
+    expect((await fetch(first.link)).status).toBe(400)
+    const v = await action(t.url, "pre-register-verify", {
+      idx: p.idx,
+      email_address: p.email,
+      verify_code: second.code
+    })
+    expect(v.status).toBe(200)
+  })
+
+  it("an expired code is refused; a resend brings a fresh window", async () => {
+    const p = await preRegister()
+    const { code } = await latestMail(mailDir, p.email)
+    offsetMs += 10 * 60_000 + 1000
+    const r = await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: code })
+    expect(r.status).toBe(400)
+    expect(r.body.error?.message).toMatch(/expired/)
+    const resent = await action(t.url, "pre-register-resend", { idx: p.idx })
+    expect(resent.status).toBe(200)
+    const fresh = await latestMail(mailDir, p.email)
+    const v = await action(t.url, "pre-register-verify", {
+      idx: p.idx,
+      email_address: p.email,
+      verify_code: fresh.code
+    })
+    expect(v.status).toBe(200)
+  })
+
+  it("a replaced or expired validation key is refused with 401", async () => {
+    const v = await verified()
+    const newer = await action(t.url, "pre-register-check", { idx: v.idx, email_address: v.email })
+    const old = await action(t.url, "start", { validation_key: v.validationKey })
+    expect(old.status).toBe(401)
+    expect(old.body.error?.message).toMatch(/validation_key/)
+    expect((await action(t.url, "start", { validation_key: "vk_madeup" })).status).toBe(401)
+    const key = newer.body.data.validation_key as string
+    expect((await action(t.url, "start", { validation_key: key })).status).toBe(200)
+    offsetMs += 61 * 60_000
+    expect((await action(t.url, "step1", { validation_key: key, ...STEP1 })).status).toBe(401)
+  })
+
+  it("step2 before step1, missing fields, unknown action, wrong media type", async () => {
+    const v = await verified()
+    await action(t.url, "start", { validation_key: v.validationKey })
+    const early = await action(t.url, "step2", {
+      validation_key: v.validationKey,
+      billing_city: "Evanston",
+      billing_state: "IL",
+      billing_zip_postal: "60201"
+    })
+    expect(early.status).toBe(409)
+    const missing = await action(t.url, "step1", { validation_key: v.validationKey, first_name: "Ada" })
+    expect(missing.status).toBe(400)
+    expect(missing.body.error?.message).toMatch(/last_name/)
+    expect((await action(t.url, "sign-up")).status).toBe(400)
+    const json = await fetch(`${t.url}/api/v1/accountsetup/?action=start`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}"
+    })
+    expect(json.status).toBe(415)
+    expect((await fetch(`${t.url}/api/v1/accountsetup/?action=start`)).status).toBe(405)
+  })
+
+  it("a second registration of an address with an account cannot start another (409)", async () => {
+    const email = newEmail()
+    const first = await preRegister(email)
+    const c1 = await latestMail(mailDir, email)
+    await action(t.url, "pre-register-verify", { idx: first.idx, email_address: email, verify_code: c1.code })
+    const k1 = (await action(t.url, "pre-register-check", { idx: first.idx, email_address: email })).body.data
+      .validation_key
+    expect((await action(t.url, "start", { validation_key: k1 })).status).toBe(200)
+    const second = await preRegister(email)
+    const c2 = await latestMail(mailDir, email)
+    await action(t.url, "pre-register-verify", { idx: second.idx, email_address: email, verify_code: c2.code })
+    const k2 = (await action(t.url, "pre-register-check", { idx: second.idx, email_address: email })).body.data
+      .validation_key
+    const dup = await action(t.url, "start", { validation_key: k2 })
+    expect(dup.status).toBe(409)
+  })
+
+  it("50 concurrent wrong guesses against one registration stop at the limit exactly", async () => {
+    const p = await preRegister()
+    const { code } = await latestMail(mailDir, p.email)
+    const wrong = code === "999999" ? "888888" : "999999"
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: wrong })
+      )
+    )
+    const statuses = answers.map((a) => a.status)
+    expect(statuses.filter((s) => s === 400)).toHaveLength(5)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(45)
+    const stored = await registration(p.idx)
+    expect(stored.state.otpFailures).toBe(5)
+    expect(stored.state.totalFailures).toBe(5)
+  })
+})
+
+describe("provisioning: limits and mail failure on their own hosts", () => {
+  it("over the per-address limit: 429 with Retry-After", async () => {
+    const h = await startHost({
+      config: {
+        ...e2eConfig,
+        provisioning: { ...Config.provisioningDefaults, perIpHour: { requests: 2, windowSeconds: 3600 } }
+      }
+    })
+    try {
+      const answers = []
+      for (let i = 0; i < 3; i++)
+        answers.push(await action(h.url, "pre-register", { email_address: newEmail(), password: PASSWORD }))
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 429])
+      expect(Number(answers[2]!.headers.get("retry-after"))).toBeGreaterThan(0)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it("over the per-domain limit: 429 with Retry-After, other domains unaffected", async () => {
+    const h = await startHost({
+      config: {
+        ...e2eConfig,
+        provisioning: {
+          ...Config.provisioningDefaults,
+          perIpHour: { requests: 100, windowSeconds: 3600 },
+          perDomainDay: { requests: 2, windowSeconds: 86400 }
+        }
+      }
+    })
+    try {
+      const at = (local: string, domain: string) =>
+        action(h.url, "pre-register", { email_address: `${local}@${domain}`, password: PASSWORD })
+      expect((await at("a", "one-corp.example.com")).status).toBe(200)
+      // Case and a trailing dot are the same domain.
+      expect((await at("b", "ONE-corp.example.com.")).status).toBe(200)
+      const third = await at("c", "one-corp.example.com")
+      expect(third.status).toBe(429)
+      expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0)
+      expect((await at("a", "two-corp.example.com")).status).toBe(200)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it("a failed e-mail keeps the registration; resend works once mail is back", async () => {
+    let up = false
+    const { Layer } = await import("effect")
+    const { Mailer, MailFailed } = await import("@waybill/core")
+    const FileMailer = await import("@waybill/mail-file")
+    let dir = ""
+    const h = await startHost({
+      mail: {
+        mailer: Layer.succeed(Mailer, {
+          send: (m) =>
+            up
+              ? FileMailer.make({ directory: dir, from: "no-reply@waybill.test" }).send(m)
+              : Effect.fail(new MailFailed({ message: "smtp down" }))
+        })
+      }
+    })
+    dir = join(h.dir, "mail-back")
+    try {
+      const email = newEmail()
+      const pre = await action(h.url, "pre-register", { email_address: email, password: PASSWORD })
+      expect(pre.status).toBe(200)
+      const idx = pre.body.data.wait_idx as string
+      const stored = Option.getOrThrow(await h.run(Effect.flatMap(ProvisioningStore, (s) => s.find(idx))))
+      expect(stored.mailStatus).toBe("failed")
+      const stillDown = await action(h.url, "pre-register-resend", { idx })
+      expect(stillDown.status).toBe(503)
+      up = true
+      // No cooldown after a failed send.
+      const resent = await action(h.url, "pre-register-resend", { idx })
+      expect(resent.status).toBe(200)
+      const { code } = await latestMail(dir, email)
+      const v = await action(h.url, "pre-register-verify", { idx, email_address: email, verify_code: code })
+      expect(v.status).toBe(200)
+    } finally {
+      await h.close()
+    }
+  })
+})
+
+describe("provisioning: secrets stay out of the logs", () => {
+  it("no code, link token or password appears in any log line of this file's hosts", () => {
+    for (const spy of spies) spy.mockRestore()
+    const text = logged.join("\n")
+    expect(codesSeen.size).toBeGreaterThan(10)
+    expect(text).toContain("mail-file: wrote Verification e-mail")
+    for (const code of codesSeen) expect(text).not.toMatch(new RegExp(`\\b${code}\\b`))
+    expect(text).not.toContain(PASSWORD)
+    expect(text).not.toMatch(/token=[A-Za-z0-9_-]{20}/)
+    expect(text).not.toMatch(/vk_[A-Za-z0-9_-]{20}/)
+  })
+})

@@ -1,0 +1,304 @@
+/**
+ * `POST /api/v1/accountsetup/?action=<action>` with urlencoded fields: account provisioning
+ * (interface 2.6, 3, 4.5; DECISIONS.md "Account provisioning"), and the confirm page of the
+ * e-mail's verification link, `GET|POST /api/v1/accountsetup/verify/?token=` (GET only shows a
+ * page with a button, POST verifies, so mail scanners that prefetch links cannot burn it).
+ *
+ * Every answer carries `Cache-Control: no-store` (they hold validation keys, API keys) and
+ * none ever holds the one-time code. See docs/provisioning.md for each action's answer.
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { Provisioning } from "@waybill/core"
+import { mediaType, readBody } from "../internal/body.js"
+import { storageErrors } from "../internal/errors.js"
+import { publicBase } from "../internal/https.js"
+import { failure, success } from "../internal/respond.js"
+import type { Route, RouteContext } from "./Route.js"
+
+class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
+class UnreadableForm extends Data.TaggedError("UnreadableForm") {}
+
+const FORM_LIMIT = 16 * 1024
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+const noStore = { "cache-control": "no-store" }
+
+const formOf = (request: Request) =>
+  Effect.gen(function* () {
+    const bytes = yield* readBody(request, FORM_LIMIT)
+    if (bytes.length === 0) return new URLSearchParams()
+    if (mediaType(request) !== "application/x-www-form-urlencoded") return yield* new UnsupportedMediaType()
+    const text = yield* Effect.try({ try: () => utf8.decode(bytes), catch: () => new UnreadableForm() })
+    return new URLSearchParams(text)
+  })
+
+/** Client-facing wording of each refusal; none says whether an e-mail address exists. */
+const rejection = (e: Provisioning.ProvisioningRejected): Response => {
+  const retry = e.retryAfterSeconds === undefined ? {} : { "retry-after": String(e.retryAfterSeconds) }
+  switch (e.reason) {
+    case "wrong-code":
+      return failure(400, "The verification code is not valid.", noStore)
+    case "code-expired":
+      return failure(400, "The verification code has expired. Request a new one with pre-register-resend.", noStore)
+    case "code-attempts-exceeded":
+      return failure(429, "Too many wrong verification codes. Request a new code with pre-register-resend.", {
+        ...noStore,
+        ...retry
+      })
+    case "registration-locked":
+      return failure(403, "Too many wrong verification codes for this registration. Register again.", noStore)
+    case "link-invalid":
+      return failure(400, "The verification link is not valid, has expired or was already used.", noStore)
+    case "not-verified":
+      return failure(403, "The e-mail address is not verified yet.", noStore)
+    case "resend-too-soon":
+      return failure(429, "A verification e-mail was sent moments ago. Retry after Retry-After seconds.", {
+        ...noStore,
+        ...retry
+      })
+    case "resend-limit":
+      return e.retryAfterSeconds === undefined
+        ? failure(409, "The e-mail address is already verified.", noStore)
+        : failure(429, "Too many verification e-mails for this registration today.", { ...noStore, ...retry })
+    case "validation-key-invalid":
+      return failure(
+        401,
+        "The validation_key is not valid or has expired. Get a new one with pre-register-check.",
+        noStore
+      )
+    case "not-started":
+      return failure(409, "The customer record does not exist yet. Call start first.", noStore)
+    case "not-active":
+      return failure(409, "The account is not active yet. Call step1 first.", noStore)
+  }
+}
+
+const errors = {
+  ProvisioningDisabled: () => Effect.succeed(failure(404, "Not found.")),
+  ProvisioningInvalid: (e: { readonly message: string }) => Effect.succeed(failure(400, e.message, noStore)),
+  RegistrationNotFound: () => Effect.succeed(failure(400, "No pending registration matches the idx given.", noStore)),
+  ProvisioningRejected: (e: Provisioning.ProvisioningRejected) => Effect.succeed(rejection(e)),
+  ProvisioningRateLimited: (e: { readonly retryAfterSeconds: number }) =>
+    Effect.succeed(
+      failure(429, "Too many registrations. Retry after Retry-After seconds.", {
+        ...noStore,
+        "retry-after": String(e.retryAfterSeconds)
+      })
+    ),
+  AlreadyRegistered: () => Effect.succeed(failure(409, "This e-mail address already has an account.", noStore)),
+  VerificationMailFailed: () =>
+    Effect.succeed(
+      failure(503, "The verification e-mail could not be sent. Retry pre-register-resend.", {
+        ...noStore,
+        "retry-after": "5"
+      })
+    ),
+  DuplicateKey: () => Effect.succeed(failure(503, "The service is busy. Retry.", { ...noStore, "retry-after": "1" })),
+  ...storageErrors
+} as const
+
+const linkBase = (ctx: RouteContext) => `${publicBase(ctx)}/api/v1/accountsetup/verify/`
+
+const ok = (data: Record<string, unknown>) => success({ result: "success", ...data }, 200, noStore)
+
+const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
+  Effect.gen(function* () {
+    const field = (name: string) => form.get(name) ?? ""
+    const repeated = [...new Set(form.keys())].filter((k) => form.getAll(k).length > 1)
+    if (repeated.length > 0)
+      return yield* new Provisioning.ProvisioningInvalid({
+        message: `Field(s) given more than once: ${repeated.join(", ")}.`
+      })
+    const need = (...names: Array<string>) => {
+      const missing = names.filter((n) => field(n).trim() === "")
+      return missing.length === 0
+        ? Effect.void
+        : Effect.fail(
+            new Provisioning.ProvisioningInvalid({ message: `Missing required field(s): ${missing.join(", ")}.` })
+          )
+    }
+    const provider = yield* Provisioning.paymentProvider
+    switch (action) {
+      case "pre-register": {
+        yield* need("email_address", "password")
+        const r = yield* Provisioning.preRegister({
+          email: field("email_address"),
+          password: Redacted.make(field("password")),
+          client: ctx.client,
+          linkBase: linkBase(ctx)
+        })
+        return ok({
+          message: "Check your e-mail for the verification code, or follow the link in it.",
+          wait_idx: r.waitIdx,
+          verify_expires: r.verifyExpires,
+          is_validated: "N"
+        })
+      }
+      case "pre-register-verify": {
+        yield* need("idx", "email_address", "verify_code")
+        yield* Provisioning.verify({
+          idx: field("idx"),
+          email: field("email_address"),
+          code: Redacted.make(field("verify_code"))
+        })
+        return ok({ message: "Email verified." })
+      }
+      case "pre-register-resend": {
+        yield* need("idx")
+        const r = yield* Provisioning.resend({ idx: field("idx"), linkBase: linkBase(ctx) })
+        return ok({
+          message: "A new verification e-mail was sent.",
+          verify_expires: r.verifyExpires,
+          is_validated: "N"
+        })
+      }
+      case "pre-register-check": {
+        yield* need("idx", "email_address")
+        const r = yield* Provisioning.check({ idx: field("idx"), email: field("email_address") })
+        return ok({ is_validated: "Y", validation_key: Redacted.value(r.validationKey) })
+      }
+      case "start": {
+        yield* need("validation_key")
+        const r = yield* Provisioning.start({ validationKey: field("validation_key") })
+        return ok({
+          customer_no: r.customerNo,
+          frequent_caller_id: r.frequentCallerId,
+          has_firmographics: r.hasFirmographics ? "Y" : "N"
+        })
+      }
+      case "step1": {
+        const r = yield* Provisioning.step1({
+          validationKey: field("validation_key"),
+          firstName: field("first_name"),
+          lastName: field("last_name"),
+          customerName: field("customer_name"),
+          localAddr1: field("local_addr1"),
+          localCity: field("local_city"),
+          localState: field("local_state"),
+          localZip: field("local_zip_postal"),
+          localPhone: field("local_phone")
+        })
+        return ok({
+          message:
+            r.keys._tag === "Some"
+              ? "Account activated. Store the API keys now: they are shown only once."
+              : "Account details updated. The API keys were shown when the account was activated.",
+          customer_no: r.customerNo,
+          user: { email_address: r.email, first_name: r.firstName, last_name: r.lastName, status: "active" },
+          ...(r.keys._tag === "Some"
+            ? { api_keys: { production: Redacted.value(r.keys.value.live), test: Redacted.value(r.keys.value.test) } }
+            : {})
+        })
+      }
+      case "step2": {
+        yield* Provisioning.step2({
+          validationKey: field("validation_key"),
+          ...(field("billing_addr2") === "" ? {} : { billingAddr2: field("billing_addr2") }),
+          billingCity: field("billing_city"),
+          billingState: field("billing_state"),
+          billingZip: field("billing_zip_postal")
+        })
+        return ok({ message: "Billing address updated." })
+      }
+      default: {
+        if (action === `registered-with-${provider}-check`) {
+          yield* need("validation_key")
+          const r = yield* Provisioning.paymentCheck({ validationKey: field("validation_key") })
+          return ok({ provider, registered: r.registered ? "Y" : "N" })
+        }
+        return yield* new Provisioning.ProvisioningInvalid({
+          message:
+            action === ""
+              ? "The action query parameter is required."
+              : "Unknown action. Use pre-register, pre-register-verify, pre-register-resend, pre-register-check, start, step1, step2 or " +
+                `registered-with-${provider}-check.`
+        })
+      }
+    }
+  })
+
+export const accountSetupRoute: Route = {
+  methods: ["POST"],
+  run: (ctx) =>
+    Effect.gen(function* () {
+      if (!(yield* Provisioning.enabled)) return failure(404, "Not found.")
+      const actions = ctx.url.searchParams.getAll("action")
+      if (actions.length > 1) return failure(400, "The action query parameter was given more than once.", noStore)
+      const form = yield* formOf(ctx.request)
+      return yield* perform(ctx, actions[0] ?? "", form)
+    }).pipe(
+      Effect.catchTags({
+        BodyTooLarge: () => Effect.succeed(failure(413, "The form is too large.", noStore)),
+        BodyUnreadable: () => Effect.succeed(failure(400, "The request body could not be read.", noStore)),
+        UnsupportedMediaType: () =>
+          Effect.succeed(failure(415, "Send the fields as application/x-www-form-urlencoded.", noStore)),
+        UnreadableForm: () => Effect.succeed(failure(400, "The form is not valid UTF-8.", noStore)),
+        ...errors
+      })
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The verification link's confirm page
+// ---------------------------------------------------------------------------------------------
+
+const PAGE_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'"
+} as const
+
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+
+const page = (status: number, title: string, body: string) =>
+  new Response(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
+      `<meta name="viewport" content="width=device-width"></head><body><h1>${title}</h1>${body}</body></html>`,
+    { status, headers: PAGE_HEADERS }
+  )
+
+const invalidPage = () =>
+  page(
+    400,
+    "Link not valid",
+    "<p>This verification link is not valid, has expired or was already used. Request a new e-mail with pre-register-resend.</p>"
+  )
+
+export const verifyLinkRoute: Route = {
+  methods: ["GET", "POST"],
+  methodNotAllowed: () =>
+    new Response("Method not allowed.", { status: 405, headers: { ...PAGE_HEADERS, allow: "GET, POST" } }),
+  run: (ctx) =>
+    Effect.gen(function* () {
+      if (!(yield* Provisioning.enabled)) return failure(404, "Not found.")
+      if (ctx.request.method === "GET") {
+        const token = ctx.url.searchParams.get("token") ?? ""
+        if (token === "" || !(yield* Provisioning.linkIsValid(token))) return invalidPage()
+        return page(
+          200,
+          "Confirm your e-mail address",
+          `<form method="post" action="./"><input type="hidden" name="token" value="${escapeHtml(token)}">` +
+            `<button type="submit">Confirm my e-mail address</button></form>`
+        )
+      }
+      const form = yield* formOf(ctx.request)
+      const token = form.get("token") ?? ctx.url.searchParams.get("token") ?? ""
+      if (token === "") return invalidPage()
+      yield* Provisioning.followLink(token)
+      return page(200, "Email verified.", "<p>Your e-mail address is verified. You can continue the registration.</p>")
+    }).pipe(
+      Effect.catchTags({
+        BodyTooLarge: () => Effect.succeed(invalidPage()),
+        BodyUnreadable: () => Effect.succeed(invalidPage()),
+        UnsupportedMediaType: () => Effect.succeed(invalidPage()),
+        UnreadableForm: () => Effect.succeed(invalidPage()),
+        ProvisioningRejected: () => Effect.succeed(invalidPage()),
+        ...storageErrors
+      })
+    )
+}
