@@ -1,0 +1,598 @@
+/**
+ * @module WebhookStoreKysely
+ *
+ * `WebhookStore` over Kysely: endpoints with a subscription row per selected event type (the
+ * lookup the outbox makes for every appended event), the delivery queue, and the delivery log.
+ * A claim is a conditional `UPDATE` per candidate (`... AND lease_until <= now`), which only one
+ * dispatcher can win on SQLite and PostgreSQL alike, so no two dispatchers send the same attempt.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { type Insertable, type Kysely, type Selectable, sql } from "kysely"
+import type { Connection } from "./internal/connection.js"
+import type { WebhookStoreShape } from "./internal/core.js"
+import type { Webhook } from "@waybill/core"
+import type {
+  EventsTable,
+  WaybillDatabase,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookEndpointsTable
+} from "./Tables.js"
+
+type EndpointRecord = Webhook.EndpointRecord
+type DeliveryRecord = Webhook.DeliveryRecord
+type AttemptRecord = Webhook.AttemptRecord
+
+const num = (v: number | string | bigint): number => Number(v)
+const numOrNull = (v: number | string | bigint | null): number | null => (v === null ? null : Number(v))
+
+const endpointRow = (e: EndpointRecord): Insertable<WebhookEndpointsTable> => ({
+  id: e.id,
+  customer_no: e.customerNo,
+  url: e.url,
+  event_types: e.eventTypes.join(","),
+  secret: e.secret,
+  previous_secret: e.previousSecret,
+  previous_secret_until: e.previousSecretUntil,
+  enabled: e.enabled ? 1 : 0,
+  disabled_reason: e.disabledReason,
+  failing_since: e.failingSince,
+  created_at: e.createdAt,
+  updated_at: e.updatedAt
+})
+
+const toEndpoint = (r: Selectable<WebhookEndpointsTable>): EndpointRecord => ({
+  id: r.id,
+  customerNo: r.customer_no,
+  url: r.url,
+  eventTypes: r.event_types === "" ? [] : (r.event_types.split(",") as Array<EndpointRecord["eventTypes"][number]>),
+  secret: r.secret,
+  previousSecret: r.previous_secret,
+  previousSecretUntil: numOrNull(r.previous_secret_until),
+  enabled: num(r.enabled) !== 0,
+  disabledReason: r.disabled_reason,
+  failingSince: numOrNull(r.failing_since),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at)
+})
+
+const toDelivery = (r: Selectable<WebhookDeliveriesTable>): DeliveryRecord => ({
+  endpointId: r.endpoint_id,
+  eventId: r.event_id,
+  trackNo: r.track_no,
+  sequence: num(r.sequence),
+  status: r.status as DeliveryRecord["status"],
+  attempts: num(r.attempts),
+  nextAttemptAt: num(r.next_attempt_at),
+  leaseOwner: r.lease_owner,
+  leaseUntil: num(r.lease_until),
+  lastStatus: numOrNull(r.last_status),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at)
+})
+
+const toAttempt = (r: Selectable<WebhookAttemptsTable>): AttemptRecord => ({
+  endpointId: r.endpoint_id,
+  eventId: r.event_id,
+  attempt: num(r.attempt),
+  at: num(r.at),
+  status: numOrNull(r.status),
+  ok: num(r.ok) !== 0,
+  durationMs: num(r.duration_ms),
+  response: r.response
+})
+
+const toStoredEvent = (r: Selectable<EventsTable>): Webhook.StoredEvent => ({
+  id: r.id,
+  type: r.type as Webhook.StoredEvent["type"],
+  customerNo: r.customer_no,
+  trackNo: r.track_no,
+  sequence: num(r.sequence),
+  livemode: num(r.livemode) !== 0,
+  occurredAt: num(r.occurred_at),
+  dataJson: r.data
+})
+
+type Db = Kysely<WaybillDatabase>
+
+/**
+ * Inserts the deliveries of one just-appended event: one per enabled endpoint of the account
+ * that selected its type, in one `INSERT ... SELECT`. Called by the outbox inside the append's
+ * transaction, so an event and its deliveries commit or roll back together.
+ */
+export const fanOut = (
+  c: Db,
+  event: {
+    readonly id: string
+    readonly customerNo: string
+    readonly trackNo: string
+    readonly type: string
+    readonly sequence: number
+    readonly occurredAt: number
+  }
+) =>
+  c
+    .insertInto("waybill_webhook_deliveries")
+    .columns([
+      "endpoint_id",
+      "event_id",
+      "track_no",
+      "sequence",
+      "status",
+      "attempts",
+      "next_attempt_at",
+      "lease_owner",
+      "lease_until",
+      "last_status",
+      "created_at",
+      "updated_at"
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom("waybill_webhook_subscriptions")
+        .select([
+          "endpoint_id",
+          eb.val(event.id).as("event_id"),
+          eb.val(event.trackNo).as("track_no"),
+          eb.val(event.sequence).as("sequence"),
+          eb.val("pending").as("status"),
+          eb.val(0).as("attempts"),
+          eb.val(event.occurredAt).as("next_attempt_at"),
+          sql<null>`null`.as("lease_owner"),
+          eb.val(0).as("lease_until"),
+          sql<null>`null`.as("last_status"),
+          eb.val(event.occurredAt).as("created_at"),
+          eb.val(event.occurredAt).as("updated_at")
+        ])
+        .where("customer_no", "=", event.customerNo)
+        .where("event_type", "=", event.type)
+        .where("enabled", "=", 1)
+    )
+    .execute()
+
+/** `WebhookStore` over Kysely. */
+export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
+  const { query, withTransaction } = conn
+
+  const writeSubscriptions = (e: EndpointRecord) =>
+    Effect.zipRight(
+      query("webhooks.subscriptions-delete", (c) =>
+        c.deleteFrom("waybill_webhook_subscriptions").where("endpoint_id", "=", e.id).execute()
+      ),
+      e.eventTypes.length === 0
+        ? Effect.void
+        : query("webhooks.subscriptions-insert", (c) =>
+            c
+              .insertInto("waybill_webhook_subscriptions")
+              .values(
+                e.eventTypes.map((t) => ({
+                  customer_no: e.customerNo,
+                  event_type: t,
+                  endpoint_id: e.id,
+                  enabled: e.enabled ? 1 : 0
+                }))
+              )
+              .execute()
+          )
+    )
+
+  const store: WebhookStoreShape = {
+    insertEndpoint: (e) =>
+      withTransaction(
+        Effect.zipRight(
+          query("webhooks.endpoint-insert", (c) =>
+            c.insertInto("waybill_webhook_endpoints").values(endpointRow(e)).execute()
+          ),
+          writeSubscriptions(e)
+        )
+      ),
+
+    updateEndpoint: (e) =>
+      withTransaction(
+        Effect.gen(function* () {
+          const result = yield* query("webhooks.endpoint-update", (c) =>
+            c.updateTable("waybill_webhook_endpoints").set(endpointRow(e)).where("id", "=", e.id).executeTakeFirst()
+          )
+          if (Number(result.numUpdatedRows) === 0) return false
+          yield* writeSubscriptions(e)
+          return true
+        })
+      ),
+
+    findEndpoint: (id) =>
+      query("webhooks.endpoint-find", (c) =>
+        c.selectFrom("waybill_webhook_endpoints").selectAll().where("id", "=", id).executeTakeFirst()
+      ).pipe(Effect.map((r) => Option.map(Option.fromNullable(r), toEndpoint))),
+
+    listEndpoints: (customerNo) =>
+      query("webhooks.endpoint-list", (c) => {
+        let q = c.selectFrom("waybill_webhook_endpoints").selectAll()
+        if (customerNo !== undefined) q = q.where("customer_no", "=", customerNo)
+        return q.orderBy("created_at").orderBy("id").execute()
+      }).pipe(Effect.map((rows) => rows.map(toEndpoint))),
+
+    claimDue: ({ leaseMs, limit, now, owner }) =>
+      Effect.gen(function* () {
+        const candidates = yield* query("webhooks.claim-scan", (c) =>
+          c
+            .selectFrom("waybill_webhook_deliveries as d")
+            .innerJoin("waybill_webhook_endpoints as e", "e.id", "d.endpoint_id")
+            .select(["d.endpoint_id", "d.event_id"])
+            .where("d.status", "=", "pending")
+            .where("d.next_attempt_at", "<=", now)
+            .where("d.lease_until", "<=", now)
+            .where("e.enabled", "=", 1)
+            .where(({ exists, not, selectFrom }) =>
+              not(
+                exists(
+                  selectFrom("waybill_webhook_deliveries as p")
+                    .select(sql.lit(1).as("one"))
+                    .whereRef("p.endpoint_id", "=", "d.endpoint_id")
+                    .whereRef("p.track_no", "=", "d.track_no")
+                    .whereRef("p.sequence", "<", "d.sequence")
+                    .where("p.status", "=", "pending")
+                )
+              )
+            )
+            .orderBy("d.next_attempt_at")
+            .limit(limit)
+            .execute()
+        )
+        const claimed: Array<Webhook.Claimed> = []
+        for (const cand of candidates) {
+          // The conditional update is the claim: a rival dispatcher that took it first has
+          // already moved lease_until past now, so this matches no row.
+          const won = yield* query("webhooks.claim", (c) =>
+            c
+              .updateTable("waybill_webhook_deliveries")
+              .set({ lease_owner: owner, lease_until: now + leaseMs })
+              .where("endpoint_id", "=", cand.endpoint_id)
+              .where("event_id", "=", cand.event_id)
+              .where("status", "=", "pending")
+              .where("lease_until", "<=", now)
+              .executeTakeFirst()
+          )
+          if (Number(won.numUpdatedRows) !== 1) continue
+          const row = yield* query("webhooks.claim-load", (c) =>
+            c
+              .selectFrom("waybill_webhook_deliveries as d")
+              .innerJoin("waybill_webhook_endpoints as e", "e.id", "d.endpoint_id")
+              .innerJoin("waybill_events as ev", "ev.id", "d.event_id")
+              .selectAll("d")
+              .select([
+                "e.id as e_id",
+                "e.customer_no as e_customer_no",
+                "e.url as e_url",
+                "e.event_types as e_event_types",
+                "e.secret as e_secret",
+                "e.previous_secret as e_previous_secret",
+                "e.previous_secret_until as e_previous_secret_until",
+                "e.enabled as e_enabled",
+                "e.disabled_reason as e_disabled_reason",
+                "e.failing_since as e_failing_since",
+                "e.created_at as e_created_at",
+                "e.updated_at as e_updated_at",
+                "ev.id as ev_id",
+                "ev.type as ev_type",
+                "ev.customer_no as ev_customer_no",
+                "ev.track_no as ev_track_no",
+                "ev.sequence as ev_sequence",
+                "ev.livemode as ev_livemode",
+                "ev.occurred_at as ev_occurred_at",
+                "ev.data as ev_data"
+              ])
+              .where("d.endpoint_id", "=", cand.endpoint_id)
+              .where("d.event_id", "=", cand.event_id)
+              .executeTakeFirst()
+          )
+          if (row === undefined) continue
+          claimed.push({
+            delivery: toDelivery(row),
+            endpoint: toEndpoint({
+              id: row.e_id,
+              customer_no: row.e_customer_no,
+              url: row.e_url,
+              event_types: row.e_event_types,
+              secret: row.e_secret,
+              previous_secret: row.e_previous_secret,
+              previous_secret_until: row.e_previous_secret_until,
+              enabled: row.e_enabled,
+              disabled_reason: row.e_disabled_reason,
+              failing_since: row.e_failing_since,
+              created_at: row.e_created_at,
+              updated_at: row.e_updated_at
+            }),
+            event: toStoredEvent({
+              id: row.ev_id,
+              type: row.ev_type,
+              customer_no: row.ev_customer_no,
+              track_no: row.ev_track_no,
+              sequence: row.ev_sequence,
+              livemode: row.ev_livemode,
+              occurred_at: row.ev_occurred_at,
+              data: row.ev_data
+            })
+          })
+        }
+        return claimed
+      }),
+
+    complete: ({ attempt, outcome, owner }) =>
+      withTransaction(
+        Effect.gen(function* () {
+          yield* query("webhooks.attempt-insert", (c) =>
+            c
+              .insertInto("waybill_webhook_attempts")
+              .values({
+                endpoint_id: attempt.endpointId,
+                event_id: attempt.eventId,
+                attempt: attempt.attempt,
+                at: attempt.at,
+                status: attempt.status,
+                ok: attempt.ok ? 1 : 0,
+                duration_ms: attempt.durationMs,
+                response: attempt.response
+              })
+              .execute()
+          )
+          const result = yield* query("webhooks.complete", (c) =>
+            c
+              .updateTable("waybill_webhook_deliveries")
+              .set({
+                status: outcome._tag === "Delivered" ? "delivered" : outcome._tag === "Retry" ? "pending" : "failed",
+                attempts: attempt.attempt,
+                next_attempt_at: outcome._tag === "Retry" ? outcome.nextAttemptAt : attempt.at,
+                lease_owner: null,
+                lease_until: 0,
+                last_status: attempt.status,
+                updated_at: attempt.at
+              })
+              .where("endpoint_id", "=", attempt.endpointId)
+              .where("event_id", "=", attempt.eventId)
+              .where("lease_owner", "=", owner)
+              .executeTakeFirst()
+          )
+          return Number(result.numUpdatedRows) === 1
+        })
+      ),
+
+    noteHealth: ({ disableAfterMs, endpointId, now, ok }) =>
+      withTransaction(
+        Effect.gen(function* () {
+          if (ok) {
+            yield* query("webhooks.health-ok", (c) =>
+              c
+                .updateTable("waybill_webhook_endpoints")
+                .set({ failing_since: null })
+                .where("id", "=", endpointId)
+                .where("failing_since", "is not", null)
+                .execute()
+            )
+            return false
+          }
+          yield* query("webhooks.health-failing", (c) =>
+            c
+              .updateTable("waybill_webhook_endpoints")
+              .set({ failing_since: now })
+              .where("id", "=", endpointId)
+              .where("failing_since", "is", null)
+              .execute()
+          )
+          const disabled = yield* query("webhooks.health-disable", (c) =>
+            c
+              .updateTable("waybill_webhook_endpoints")
+              .set({ enabled: 0, disabled_reason: "failing", updated_at: now })
+              .where("id", "=", endpointId)
+              .where("enabled", "=", 1)
+              .where("failing_since", "<=", now - disableAfterMs)
+              .executeTakeFirst()
+          )
+          if (Number(disabled.numUpdatedRows) === 0) return false
+          yield* query("webhooks.health-unsubscribe", (c) =>
+            c
+              .updateTable("waybill_webhook_subscriptions")
+              .set({ enabled: 0 })
+              .where("endpoint_id", "=", endpointId)
+              .execute()
+          )
+          return true
+        })
+      ),
+
+    listDeliveries: (endpointId, limit) =>
+      query("webhooks.delivery-list", (c) =>
+        c
+          .selectFrom("waybill_webhook_deliveries")
+          .selectAll()
+          .where("endpoint_id", "=", endpointId)
+          .orderBy("created_at", "desc")
+          .orderBy("event_id", "desc")
+          .limit(limit)
+          .execute()
+      ).pipe(Effect.map((rows) => rows.map(toDelivery))),
+
+    listAttempts: (endpointId, limit) =>
+      query("webhooks.attempt-list", (c) =>
+        c
+          .selectFrom("waybill_webhook_attempts")
+          .selectAll()
+          .where("endpoint_id", "=", endpointId)
+          .orderBy("at", "desc")
+          .limit(limit)
+          .execute()
+      ).pipe(Effect.map((rows) => rows.map(toAttempt))),
+
+    enqueue: (endpointId, eventId, now) =>
+      query("webhooks.enqueue", (c) =>
+        c
+          .insertInto("waybill_webhook_deliveries")
+          .columns([
+            "endpoint_id",
+            "event_id",
+            "track_no",
+            "sequence",
+            "status",
+            "attempts",
+            "next_attempt_at",
+            "lease_owner",
+            "lease_until",
+            "last_status",
+            "created_at",
+            "updated_at"
+          ])
+          .expression((eb) =>
+            eb
+              .selectFrom("waybill_events")
+              .select([
+                eb.val(endpointId).as("endpoint_id"),
+                "id",
+                "track_no",
+                "sequence",
+                eb.val("pending").as("status"),
+                eb.val(0).as("attempts"),
+                eb.val(now).as("next_attempt_at"),
+                sql<null>`null`.as("lease_owner"),
+                eb.val(0).as("lease_until"),
+                sql<null>`null`.as("last_status"),
+                eb.val(now).as("created_at"),
+                eb.val(now).as("updated_at")
+              ])
+              .where("id", "=", eventId)
+          )
+          .onConflict((oc) =>
+            oc
+              .columns(["endpoint_id", "event_id"])
+              .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+          )
+          .execute()
+      ).pipe(Effect.asVoid),
+
+    requeueEvent: (eventId, now) =>
+      withTransaction(
+        Effect.gen(function* () {
+          const updated = yield* query("webhooks.requeue", (c) =>
+            c
+              .updateTable("waybill_webhook_deliveries")
+              .set({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+              .where("event_id", "=", eventId)
+              .executeTakeFirst()
+          )
+          // Endpoints added after the event was written get it too.
+          const inserted = yield* query("webhooks.requeue-missing", (c) =>
+            c
+              .insertInto("waybill_webhook_deliveries")
+              .columns([
+                "endpoint_id",
+                "event_id",
+                "track_no",
+                "sequence",
+                "status",
+                "attempts",
+                "next_attempt_at",
+                "lease_owner",
+                "lease_until",
+                "last_status",
+                "created_at",
+                "updated_at"
+              ])
+              .expression((eb) =>
+                eb
+                  .selectFrom("waybill_events as ev")
+                  .innerJoin("waybill_webhook_subscriptions as s", (j) =>
+                    j.onRef("s.customer_no", "=", "ev.customer_no").onRef("s.event_type", "=", "ev.type")
+                  )
+                  .select([
+                    "s.endpoint_id",
+                    "ev.id",
+                    "ev.track_no",
+                    "ev.sequence",
+                    eb.val("pending").as("status"),
+                    eb.val(0).as("attempts"),
+                    eb.val(now).as("next_attempt_at"),
+                    sql<null>`null`.as("lease_owner"),
+                    eb.val(0).as("lease_until"),
+                    sql<null>`null`.as("last_status"),
+                    eb.val(now).as("created_at"),
+                    eb.val(now).as("updated_at")
+                  ])
+                  .where("ev.id", "=", eventId)
+                  .where("s.enabled", "=", 1)
+              )
+              .onConflict((oc) => oc.columns(["endpoint_id", "event_id"]).doNothing())
+              .executeTakeFirst()
+          )
+          return Number(updated.numUpdatedRows) + Number(inserted.numInsertedOrUpdatedRows ?? 0)
+        })
+      ),
+
+    recover: (endpointId, since, now) =>
+      query("webhooks.recover", (c) =>
+        c
+          .insertInto("waybill_webhook_deliveries")
+          .columns([
+            "endpoint_id",
+            "event_id",
+            "track_no",
+            "sequence",
+            "status",
+            "attempts",
+            "next_attempt_at",
+            "lease_owner",
+            "lease_until",
+            "last_status",
+            "created_at",
+            "updated_at"
+          ])
+          .expression((eb) =>
+            eb
+              .selectFrom("waybill_events as ev")
+              .innerJoin("waybill_webhook_subscriptions as s", (j) =>
+                j.onRef("s.customer_no", "=", "ev.customer_no").onRef("s.event_type", "=", "ev.type")
+              )
+              .select([
+                "s.endpoint_id",
+                "ev.id",
+                "ev.track_no",
+                "ev.sequence",
+                eb.val("pending").as("status"),
+                eb.val(0).as("attempts"),
+                eb.val(now).as("next_attempt_at"),
+                sql<null>`null`.as("lease_owner"),
+                eb.val(0).as("lease_until"),
+                sql<null>`null`.as("last_status"),
+                eb.val(now).as("created_at"),
+                eb.val(now).as("updated_at")
+              ])
+              .where("s.endpoint_id", "=", endpointId)
+              .where("ev.occurred_at", ">=", since)
+          )
+          .onConflict((oc) =>
+            oc
+              .columns(["endpoint_id", "event_id"])
+              .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+              .where("waybill_webhook_deliveries.status", "<>", "delivered")
+          )
+          .executeTakeFirst()
+      ).pipe(Effect.map((r) => Number(r.numInsertedOrUpdatedRows ?? 0))),
+
+    prune: (before) =>
+      withTransaction(
+        Effect.gen(function* () {
+          const attempts = yield* query("webhooks.prune-attempts", (c) =>
+            c.deleteFrom("waybill_webhook_attempts").where("at", "<", before).executeTakeFirst()
+          )
+          const deliveries = yield* query("webhooks.prune-deliveries", (c) =>
+            c
+              .deleteFrom("waybill_webhook_deliveries")
+              .where("status", "in", ["delivered", "failed"])
+              .where("updated_at", "<", before)
+              .executeTakeFirst()
+          )
+          return Number(attempts.numDeletedRows) + Number(deliveries.numDeletedRows)
+        })
+      )
+  }
+
+  return store
+}

@@ -1,0 +1,83 @@
+/**
+ * @module webhooks
+ *
+ * The example host's webhook wiring: the dispatcher fiber (`Webhooks.runDispatcher` over the
+ * same database, with the `@waybill/webhook-fetch` transport) and the operator views the CLI
+ * prints. A team embedding Waybill writes the same few lines in its own server.
+ */
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { Kysely } from "kysely"
+import { type ClientIp, Entropy, Ssrf, Webhooks } from "@waybill/core"
+import { StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { WebhookFetch } from "@waybill/webhook-fetch"
+import { keyRingLayer, loadMasterSecret } from "./secrets.js"
+
+/** Webhook settings of the host. */
+export interface WebhookHostOptions {
+  /** Private addresses or CIDRs endpoints may use anyway (`--webhook-allow-private`). */
+  readonly allowPrivate?: ReadonlyArray<string>
+  /** Extra trusted CA certificates, PEM text (`--webhook-ca FILE`). */
+  readonly ca?: ReadonlyArray<string>
+  /** Run the dispatcher in this process (default true). */
+  readonly dispatch?: boolean
+  /** Pause between empty rounds, ms (default 1000). */
+  readonly idleMs?: number
+  /** How long a claim is held (default 60 s); the crash test shortens it. */
+  readonly leaseMs?: number
+  /** Transport time limits (tests shorten them). */
+  readonly connectTimeoutMs?: number
+  readonly totalTimeoutMs?: number
+}
+
+/** Parses the allow-list flag; throws on an invalid entry, so a typo never changes what is allowed. */
+export const allowList = (entries: ReadonlyArray<string> | undefined): ReadonlyArray<ClientIp.Cidr> =>
+  Option.getOrThrowWith(
+    Ssrf.parseAllowList((entries ?? []).join(",")),
+    () => new Error(`invalid --webhook-allow-private: ${(entries ?? []).join(",")}`)
+  )
+
+/** The transport layer for these options. */
+export const transportLayer = (options: WebhookHostOptions) =>
+  WebhookFetch.layer({
+    allowPrivate: allowList(options.allowPrivate),
+    ...(options.ca === undefined ? {} : { ca: options.ca }),
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    ...(options.totalTimeoutMs === undefined ? {} : { totalTimeoutMs: options.totalTimeoutMs })
+  })
+
+/** A running dispatcher. */
+export interface RunningDispatcher {
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * Forks the dispatcher over `db`. Stopping interrupts it wherever it is; a delivery sent but
+ * not yet recorded is sent again by the next dispatcher once its lease expires.
+ */
+export const startDispatcher = (
+  db: Kysely<WaybillDatabase>,
+  secretFile: string,
+  options: WebhookHostOptions = {}
+): RunningDispatcher => {
+  const layer = Layer.mergeAll(
+    StorageKysely.layer(db),
+    Entropy.webCrypto,
+    keyRingLayer(loadMasterSecret(secretFile)),
+    transportLayer(options)
+  )
+  const fiber = Effect.runFork(
+    Webhooks.runDispatcher({
+      idle: options.idleMs ?? 1000,
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs })
+    }).pipe(Effect.provide(layer))
+  )
+  return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
+}
+
+/** Endpoints, deliveries and log lines as operators see them (the same views as `/ops/v1`). */
+export const endpointView: typeof Webhooks.viewEndpoint = Webhooks.viewEndpoint
+export const deliveryView: typeof Webhooks.viewDelivery = Webhooks.viewDelivery
+export const attemptView: typeof Webhooks.viewAttempt = Webhooks.viewAttempt

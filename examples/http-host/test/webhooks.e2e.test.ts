@@ -1,0 +1,172 @@
+/**
+ * Webhooks end to end: the real host's dispatcher delivers to a real HTTPS receiver on
+ * loopback (self-signed certificate, trusted through the host's `ca` option and reached through
+ * the explicit allow-list), and the npm `standardwebhooks` package verifies every delivery.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import { Webhook as StandardWebhook } from "standardwebhooks"
+import { Operations, Webhooks } from "@waybill/core"
+import { allowList } from "../src/webhooks.js"
+import { bookOne, ops, startHost, type TestHost } from "./harness.js"
+import { certificate, type Received, receiver } from "./webhookReceiver.js"
+
+const waitFor = async <A>(what: string, probe: () => A | undefined, deadlineMs = 30_000): Promise<A> => {
+  const until = Date.now() + deadlineMs
+  for (;;) {
+    const v = probe()
+    if (v !== undefined) return v
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+describe("webhooks through the example host", () => {
+  let t: TestHost
+  let scope: Scope.CloseableScope
+  let r: Effect.Effect.Success<ReturnType<typeof receiver>>
+
+  beforeAll(async () => {
+    scope = Effect.runSync(Scope.make())
+    const pems = await Effect.runPromise(certificate)
+    r = await Effect.runPromise(Scope.extend(receiver(pems), scope))
+    t = await startHost({ webhooks: { allowPrivate: ["127.0.0.1"], ca: [pems.cert], idleMs: 20 } })
+  })
+
+  afterAll(async () => {
+    await t.close()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  })
+
+  it("delivers signed events that standardwebhooks verifies, in order, across a secret rotation", async () => {
+    const account = await t.newAccount()
+    const created = await t.run(
+      Webhooks.addEndpoint(
+        { customerNo: account.customerNo, url: r.url, eventTypes: ["*"] },
+        { allowPrivate: allowList(["127.0.0.1"]) }
+      )
+    )
+    const secret = Redacted.value(created.secret)
+    const trackNo = await bookOne(t.url, account.liveKey)
+    await t.run(Operations.perform(trackNo, { action: "assign", driverId: "Dråiver-😀" }))
+
+    const mineFor = (n: number) => () => {
+      const got = r.received.filter((x) => x.body.includes(trackNo))
+      return got.length >= n ? got : undefined
+    }
+    const first = await waitFor("two deliveries", mineFor(2))
+    const payloads = first.map((x: Received) => new StandardWebhook(secret).verify(x.body, x.headers) as any)
+    expect(payloads.map((p) => [p.type, p.sequence])).toEqual([
+      ["shipment.booked", 1],
+      ["shipment.assigned", 2]
+    ])
+    for (const [i, x] of first.entries()) {
+      expect(x.headers["webhook-id"]).toBe(payloads[i].id)
+      expect(payloads[i].id).toMatch(/^evt_/)
+      expect(payloads[i].livemode).toBe(true)
+      expect(payloads[i].data.track_no).toBe(trackNo)
+    }
+    expect(payloads[1].data.driver_id).toBe("Dråiver-😀")
+
+    // Rotation: for 24 h both secrets sign, so receivers holding either one accept.
+    const rotated = await t.run(Webhooks.rotateSecret(created.endpoint.id))
+    const newSecret = Redacted.value(rotated.secret)
+    await t.run(Operations.perform(trackNo, { action: "unassign" }))
+    const [, , third] = await waitFor("the third delivery", mineFor(3))
+    expect(third!.headers["webhook-signature"]!.split(" ")).toHaveLength(2)
+    expect((new StandardWebhook(newSecret).verify(third!.body, third!.headers) as any).sequence).toBe(3)
+    expect((new StandardWebhook(secret).verify(third!.body, third!.headers) as any).type).toBe("shipment.unassigned")
+
+    // The log shows every attempt; resend sends the same webhook-id again.
+    const log = await t.run(Webhooks.deliveries(created.endpoint.id))
+    expect(log.deliveries.every((d) => d.status === "delivered")).toBe(true)
+    expect(log.attempts.length).toBeGreaterThanOrEqual(3)
+    expect(log.attempts.every((a) => a.ok && a.status === 200)).toBe(true)
+    const firstId = payloads[0].id as string
+    expect(await t.run(Webhooks.resend(firstId))).toBe(1)
+    const again = await waitFor("the resend", () => {
+      const got = r.received.filter((x) => x.headers["webhook-id"] === firstId)
+      return got.length >= 2 ? got : undefined
+    })
+    expect(again[1]!.body).toBe(again[0]!.body)
+  })
+
+  it("sends webhook.test only to the endpoint asked for, and only selected types otherwise", async () => {
+    const account = await t.newAccount()
+    const policy = { allowPrivate: allowList(["127.0.0.1"]) }
+    const only = await t.run(
+      Webhooks.addEndpoint(
+        { customerNo: account.customerNo, url: `${r.url}?only`, eventTypes: ["shipment.canceled"] },
+        policy
+      )
+    )
+    const other = await t.run(
+      Webhooks.addEndpoint(
+        { customerNo: account.customerNo, url: `${r.url}?other`, eventTypes: ["shipment.booked"] },
+        policy
+      )
+    )
+    const eventId = await t.run(Webhooks.sendTest(only.endpoint.id))
+    const got = await waitFor("the test event", () => r.received.find((x) => x.headers["webhook-id"] === eventId))
+    const payload = new StandardWebhook(Redacted.value(only.secret)).verify(got.body, got.headers) as any
+    expect(payload.type).toBe("webhook.test")
+    expect(payload.data.endpoint_id).toBe(only.endpoint.id)
+    const trackNo = await bookOne(t.url, account.liveKey)
+    await waitFor("the booking", () => r.received.find((x) => x.body.includes(trackNo)))
+    const forBooking = r.received.filter((x) => x.body.includes(trackNo))
+    expect(forBooking).toHaveLength(1)
+    expect(() =>
+      new StandardWebhook(Redacted.value(other.secret)).verify(forBooking[0]!.body, forBooking[0]!.headers)
+    ).not.toThrow()
+  })
+
+  it("refuses endpoint URLs to private addresses unless allow-listed", async () => {
+    const account = await t.newAccount()
+    for (const url of [
+      "https://127.0.0.1/",
+      "https://169.254.169.254/",
+      "http://example.com/",
+      "https://2130706433/"
+    ]) {
+      const result = await t.run(
+        Effect.either(Webhooks.addEndpoint({ customerNo: account.customerNo, url, eventTypes: ["*"] }))
+      )
+      expect([url, result._tag === "Left" ? result.left._tag : "accepted"]).toEqual([url, "InvalidWebhook"])
+    }
+  })
+
+  it("manages endpoints through /ops/v1", async () => {
+    const account = await t.newAccount()
+    const added = await ops(t.url, "webhooks/", {
+      customer_no: account.customerNo,
+      url: r.url,
+      events: ["shipment.booked"]
+    })
+    expect(added.status).toBe(201)
+    const id = added.body.data.id as string
+    expect(added.body.data.secret).toMatch(/^whsec_/)
+    const listed = await ops(t.url, `webhooks/?customer_no=${account.customerNo}`)
+    expect(listed.body.data).toHaveLength(1)
+    expect(JSON.stringify(listed.body.data)).not.toContain("whsec_")
+    const test = await ops(t.url, `webhooks/${id}/test/`, {})
+    const eventId = test.body.data.event_id as string
+    const got = await waitFor("the ops test event", () => r.received.find((x) => x.headers["webhook-id"] === eventId))
+    expect((new StandardWebhook(added.body.data.secret).verify(got.body, got.headers) as any).type).toBe("webhook.test")
+    const log = await ops(t.url, `webhooks/${id}/deliveries/`)
+    expect([log.status, log.body.data.endpoint.id, log.body.data.deliveries[0].event_id]).toEqual([200, id, eventId])
+    expect((await ops(t.url, `webhooks/${id}/disable/`, {})).body.data.enabled).toBe(false)
+    expect((await ops(t.url, `webhooks/${id}/enable/`, {})).body.data.enabled).toBe(true)
+    expect((await ops(t.url, `webhooks/${id}/recover/`, { since: "2000-01-01T00:00:00Z" })).status).toBe(200)
+    expect((await ops(t.url, `events/${eventId}/resend/`, {})).body.data.queued).toBe(1)
+    expect((await ops(t.url, "webhooks/we_nope/disable/", {})).status).toBe(404)
+    const bad = await ops(t.url, "webhooks/", {
+      customer_no: account.customerNo,
+      url: "https://10.1.1.1/",
+      events: ["*"]
+    })
+    expect([bad.status, bad.body.error?.message]).toEqual([400, "the URL points to a private or reserved address"])
+  })
+})
