@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import type { Connection } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
 import { type EventOutboxShape } from "./internal/core.js"
+import { fanOut } from "./WebhookStoreKysely.js"
 
 /** `EventOutbox` over Kysely: domain events with a per-shipment sequence. */
 export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
@@ -41,6 +42,8 @@ export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
             data: event.data
           }
           yield* query("events.insert", (c) => insertRows(c, "waybill_events", [Rows.eventRow(stored)]))
+          // Webhook deliveries commit with the event: one row per endpoint that selected its type.
+          yield* query("events.webhook-fan-out", (c) => fanOut(c, stored))
           return stored
         })
       ),

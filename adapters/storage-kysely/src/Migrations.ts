@@ -12,6 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import { StorageError } from "./internal/core.js"
+import { provisioningMigration } from "./ProvisioningStoreKysely.js"
 import { type Kysely, type Migration, type MigrationResultSet, Migrator, sql } from "kysely"
 
 /** Kysely's migration history table for Waybill. */
@@ -216,13 +217,183 @@ const ipBlocks: Migration = {
   }
 }
 
+const documents: Migration = {
+  async up(db: Kysely<any>) {
+    // Lazily created: an order without a row is at version 1 with no invoice number.
+    await db.schema
+      .createTable("waybill_orders")
+      .addColumn("track_no", "text", (c) => c.primaryKey())
+      .addColumn("current_version", "integer", (c) => c.notNull())
+      .addColumn("invoice_no", "text", (c) => c.notNull())
+      .execute()
+    await db.schema.createIndex("waybill_orders_invoice_idx").on("waybill_orders").column("invoice_no").execute()
+    // Customer reference lookups (documents metadata).
+    await db.schema
+      .createIndex("waybill_shipments_reference_idx")
+      .on("waybill_shipments")
+      .column("billing_reference")
+      .execute()
+    await db.schema
+      .createTable("waybill_documents")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("track_no", "text", (c) => c.notNull())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("order_version", "integer", (c) => c.notNull())
+      .addColumn("batch", "integer", (c) => c.notNull())
+      .addColumn("page", "integer", (c) => c.notNull())
+      .addColumn("type", "text", (c) => c.notNull())
+      .addColumn("source_id", "text", (c) => c.notNull())
+      .addColumn("content_type", "text", (c) => c.notNull())
+      .addColumn("rotation", "integer", (c) => c.notNull())
+      .addColumn("blob_key", "text", (c) => c.notNull())
+      .addColumn("size", "bigint", (c) => c.notNull())
+      .addColumn("version", "integer", (c) => c.notNull())
+      .addColumn("hidden", "integer", (c) => c.notNull())
+      .addColumn("removed", "integer", (c) => c.notNull())
+      .addColumn("captured_at", "bigint", (c) => c.notNull())
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .addColumn("updated_at", "bigint", (c) => c.notNull())
+      .addForeignKeyConstraint("waybill_documents_shipment_fk", ["track_no"], "waybill_shipments", ["track_no"])
+      .execute()
+    // Every read is per order: the current version's attachments and the signatures.
+    await db.schema
+      .createIndex("waybill_documents_order_idx")
+      .on("waybill_documents")
+      .columns(["track_no", "order_version"])
+      .execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable("waybill_documents").ifExists().execute()
+    await db.schema.dropIndex("waybill_shipments_reference_idx").ifExists().execute()
+    await db.schema.dropTable("waybill_orders").ifExists().execute()
+  }
+}
+
+const abuse: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_rate_counters")
+      .addColumn("key", "text", (c) => c.primaryKey())
+      .addColumn("window_start", "bigint", (c) => c.notNull())
+      .addColumn("count", "integer", (c) => c.notNull())
+      .addColumn("expires_at", "bigint", (c) => c.notNull())
+      .execute()
+    // Pruning deletes by window end.
+    await db.schema
+      .createIndex("waybill_rate_counters_expires_idx")
+      .on("waybill_rate_counters")
+      .column("expires_at")
+      .execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable("waybill_rate_counters").ifExists().execute()
+  }
+}
+
+const webhooks: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_webhook_endpoints")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("url", "text", (c) => c.notNull())
+      .addColumn("event_types", "text", (c) => c.notNull())
+      .addColumn("secret", "text", (c) => c.notNull())
+      .addColumn("previous_secret", "text")
+      .addColumn("previous_secret_until", "bigint")
+      .addColumn("enabled", "integer", (c) => c.notNull())
+      .addColumn("disabled_reason", "text")
+      .addColumn("failing_since", "bigint")
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .addColumn("updated_at", "bigint", (c) => c.notNull())
+      .execute()
+    await db.schema
+      .createIndex("waybill_webhook_endpoints_customer_idx")
+      .on("waybill_webhook_endpoints")
+      .column("customer_no")
+      .execute()
+    // Every appended event looks up its receivers here, by the primary key's prefix.
+    await db.schema
+      .createTable("waybill_webhook_subscriptions")
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("event_type", "text", (c) => c.notNull())
+      .addColumn("endpoint_id", "text", (c) => c.notNull())
+      .addColumn("enabled", "integer", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_webhook_subscriptions_pk", ["customer_no", "event_type", "endpoint_id"])
+      .execute()
+    await db.schema
+      .createTable("waybill_webhook_deliveries")
+      .addColumn("endpoint_id", "text", (c) => c.notNull())
+      .addColumn("event_id", "text", (c) => c.notNull())
+      .addColumn("track_no", "text", (c) => c.notNull())
+      .addColumn("sequence", "integer", (c) => c.notNull())
+      .addColumn("status", "text", (c) => c.notNull())
+      .addColumn("attempts", "integer", (c) => c.notNull())
+      .addColumn("next_attempt_at", "bigint", (c) => c.notNull())
+      .addColumn("lease_owner", "text")
+      .addColumn("lease_until", "bigint", (c) => c.notNull())
+      .addColumn("last_status", "integer")
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .addColumn("updated_at", "bigint", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_webhook_deliveries_pk", ["endpoint_id", "event_id"])
+      .execute()
+    // The dispatcher's scan for due work, and its per-shipment ordering check.
+    await db.schema
+      .createIndex("waybill_webhook_deliveries_due_idx")
+      .on("waybill_webhook_deliveries")
+      .columns(["status", "next_attempt_at"])
+      .execute()
+    await db.schema
+      .createIndex("waybill_webhook_deliveries_order_idx")
+      .on("waybill_webhook_deliveries")
+      .columns(["endpoint_id", "track_no", "sequence"])
+      .execute()
+    await db.schema
+      .createIndex("waybill_webhook_deliveries_event_idx")
+      .on("waybill_webhook_deliveries")
+      .column("event_id")
+      .execute()
+    await db.schema
+      .createTable("waybill_webhook_attempts")
+      .addColumn("endpoint_id", "text", (c) => c.notNull())
+      .addColumn("event_id", "text", (c) => c.notNull())
+      .addColumn("attempt", "integer", (c) => c.notNull())
+      .addColumn("at", "bigint", (c) => c.notNull())
+      .addColumn("status", "integer")
+      .addColumn("ok", "integer", (c) => c.notNull())
+      .addColumn("duration_ms", "integer", (c) => c.notNull())
+      .addColumn("response", "text", (c) => c.notNull())
+      .execute()
+    await db.schema
+      .createIndex("waybill_webhook_attempts_endpoint_idx")
+      .on("waybill_webhook_attempts")
+      .columns(["endpoint_id", "at"])
+      .execute()
+  },
+
+  async down(db: Kysely<any>) {
+    for (const table of [
+      "waybill_webhook_attempts",
+      "waybill_webhook_deliveries",
+      "waybill_webhook_subscriptions",
+      "waybill_webhook_endpoints"
+    ]) {
+      await db.schema.dropTable(table).execute()
+    }
+  }
+}
+
 /**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
 export const migrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
-  "0002_ip_blocks": ipBlocks
+  "0002_ip_blocks": ipBlocks,
+  "0006_webhooks": webhooks,
+  "0003_documents": documents,
+  "0004_abuse": abuse,
+  "0005_provisioning": provisioningMigration
 }
 
 const migrator = (db: Kysely<any>): Migrator =>

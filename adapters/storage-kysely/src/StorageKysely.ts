@@ -17,21 +17,33 @@ import type { Kysely } from "kysely"
 import {
   type AccountStoreShape,
   AccountStoreTag,
+  type DocumentStoreShape,
+  DocumentStoreTag,
   type EventOutboxShape,
   EventOutboxTag,
   type IpBlocklistShape,
   IpBlocklistTag,
+  type ProvisioningStoreShape,
+  ProvisioningStoreTag,
+  type RateLimiterShape,
+  RateLimiterTag,
   type ShipmentStoreShape,
   ShipmentStoreTag,
   type StorageServices,
   type TransactorShape,
-  TransactorTag
+  TransactorTag,
+  type WebhookStoreShape,
+  WebhookStoreTag
 } from "./internal/core.js"
 import { makeAccountStore } from "./AccountStoreKysely.js"
+import { makeDocumentStore } from "./DocumentStoreKysely.js"
 import { makeEventOutbox } from "./EventOutboxKysely.js"
 import { makeConnection } from "./internal/connection.js"
 import { makeIpBlocklist } from "./IpBlocklistKysely.js"
+import { makeProvisioningStore } from "./ProvisioningStoreKysely.js"
+import { makeRateLimiter } from "./RateLimiterKysely.js"
 import { makeShipmentStore } from "./ShipmentStoreKysely.js"
+import { makeWebhookStore } from "./WebhookStoreKysely.js"
 
 export { migrate, migrateToLatest } from "./Migrations.js"
 export type { StorageServices } from "./internal/core.js"
@@ -43,6 +55,10 @@ export interface Stores {
   readonly outbox: EventOutboxShape
   readonly transactor: TransactorShape
   readonly ipBlocks: IpBlocklistShape
+  readonly webhooks: WebhookStoreShape
+  readonly documents: DocumentStoreShape
+  readonly rateLimiter: RateLimiterShape
+  readonly registrations: ProvisioningStoreShape
 }
 
 /**
@@ -57,7 +73,11 @@ export const make = (database: Kysely<any>): Effect.Effect<Stores> =>
       accounts: makeAccountStore(conn),
       outbox: makeEventOutbox(conn),
       transactor: { withTransaction: conn.withTransaction },
-      ipBlocks: makeIpBlocklist(conn)
+      ipBlocks: makeIpBlocklist(conn),
+      webhooks: makeWebhookStore(conn),
+      documents: makeDocumentStore(conn),
+      rateLimiter: makeRateLimiter(conn),
+      registrations: makeProvisioningStore(conn)
     }
   })
 
@@ -72,7 +92,11 @@ export const layer = (db: Kysely<any>): Layer.Layer<StorageServices> =>
         Context.add(AccountStoreTag, stores.accounts),
         Context.add(EventOutboxTag, stores.outbox),
         Context.add(TransactorTag, stores.transactor),
-        Context.add(IpBlocklistTag, stores.ipBlocks)
+        Context.add(IpBlocklistTag, stores.ipBlocks),
+        Context.add(WebhookStoreTag, stores.webhooks),
+        Context.add(DocumentStoreTag, stores.documents),
+        Context.add(RateLimiterTag, stores.rateLimiter),
+        Context.add(ProvisioningStoreTag, stores.registrations)
       )
     )
   )

@@ -155,6 +155,122 @@ export interface IpBlocksTable {
   readonly strikes: Int
 }
 
+/** An order's document state (created lazily: no row means version 1, no invoice number). */
+export interface OrdersTable {
+  readonly track_no: string
+  readonly current_version: Int
+  /** "" when none is stored. */
+  readonly invoice_no: string
+}
+
+/** One document of an order (attachment page or signature); primary key id. */
+export interface DocumentsTable {
+  readonly id: string
+  readonly track_no: string
+  /** `attachment` or `signature`. */
+  readonly kind: string
+  readonly order_version: Int
+  readonly batch: Int
+  readonly page: Int
+  readonly type: string
+  readonly source_id: string
+  readonly content_type: string
+  readonly rotation: Int
+  readonly blob_key: string
+  readonly size: Int
+  readonly version: Int
+  readonly hidden: Int
+  readonly removed: Int
+  readonly captured_at: Millis
+  readonly created_at: Millis
+  readonly updated_at: Millis
+}
+
+/**
+ * One rate-limit or abuse counter (`RateLimiter`): hits of `key` in the fixed window starting
+ * at `window_start`; `expires_at` is the window's end, after which the row is only pruned.
+ */
+export interface RateCountersTable {
+  readonly key: string
+  readonly window_start: Millis
+  readonly count: Int
+  readonly expires_at: Millis
+}
+
+/** One account-provisioning registration (`ProvisioningStore`); `state` and `profile` are JSON. */
+export interface RegistrationsTable {
+  readonly idx: string
+  readonly email: string
+  readonly email_domain: string
+  readonly password_hash: string
+  readonly otp_secret_id: string
+  readonly stage: string
+  readonly state: string
+  readonly link_hash: string | null
+  readonly validation_key_hash: string | null
+  readonly customer_no: string | null
+  readonly mail_status: string
+  readonly profile: string
+  readonly created_at: Millis
+  readonly updated_at: Millis
+  readonly version: Int
+}
+
+/** A webhook receiver of an account (`waybill_webhook_endpoints`). */
+export interface WebhookEndpointsTable {
+  readonly id: string
+  readonly customer_no: string
+  readonly url: string
+  /** Selected event types, comma-separated. */
+  readonly event_types: string
+  /** Sealed signing secret. */
+  readonly secret: string
+  readonly previous_secret: string | null
+  readonly previous_secret_until: Millis | null
+  readonly enabled: Int
+  readonly disabled_reason: string | null
+  readonly failing_since: Millis | null
+  readonly created_at: Millis
+  readonly updated_at: Millis
+}
+
+/** Which endpoints receive which event type of an account: the fan-out lookup of every event. */
+export interface WebhookSubscriptionsTable {
+  readonly customer_no: string
+  readonly event_type: string
+  readonly endpoint_id: string
+  readonly enabled: Int
+}
+
+/** One event for one endpoint: the durable delivery queue (`waybill_webhook_deliveries`). */
+export interface WebhookDeliveriesTable {
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly track_no: string
+  readonly sequence: Int
+  /** `pending`, `delivered`, `failed`. */
+  readonly status: string
+  readonly attempts: Int
+  readonly next_attempt_at: Millis
+  readonly lease_owner: string | null
+  readonly lease_until: Millis
+  readonly last_status: Int | null
+  readonly created_at: Millis
+  readonly updated_at: Millis
+}
+
+/** The delivery log (`waybill_webhook_attempts`). */
+export interface WebhookAttemptsTable {
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly attempt: Int
+  readonly at: Millis
+  readonly status: Int | null
+  readonly ok: Int
+  readonly duration_ms: Int
+  readonly response: string
+}
+
 export interface WaybillDatabase {
   readonly waybill_accounts: AccountsTable
   readonly waybill_api_keys: ApiKeysTable
@@ -164,7 +280,15 @@ export interface WaybillDatabase {
   readonly waybill_legs: LegsTable
   readonly waybill_pieces: PiecesTable
   readonly waybill_events: EventsTable
+  readonly waybill_webhook_endpoints: WebhookEndpointsTable
+  readonly waybill_webhook_subscriptions: WebhookSubscriptionsTable
+  readonly waybill_webhook_deliveries: WebhookDeliveriesTable
+  readonly waybill_webhook_attempts: WebhookAttemptsTable
   readonly waybill_ip_blocks: IpBlocksTable
+  readonly waybill_orders: OrdersTable
+  readonly waybill_documents: DocumentsTable
+  readonly waybill_rate_counters: RateCountersTable
+  readonly waybill_registrations: RegistrationsTable
 }
 
 /** The names of Waybill's tables, for hosts that back up, truncate or inspect them. */
@@ -177,5 +301,13 @@ export const tableNames: ReadonlyArray<keyof WaybillDatabase> = [
   "waybill_legs",
   "waybill_pieces",
   "waybill_events",
-  "waybill_ip_blocks"
+  "waybill_webhook_endpoints",
+  "waybill_webhook_subscriptions",
+  "waybill_webhook_deliveries",
+  "waybill_webhook_attempts",
+  "waybill_ip_blocks",
+  "waybill_orders",
+  "waybill_documents",
+  "waybill_rate_counters",
+  "waybill_registrations"
 ]

@@ -13,7 +13,9 @@
 import { randomBytes, randomInt, randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { dirname } from "node:path"
 import Database from "better-sqlite3"
+import { floorDocuments } from "./floorDocuments.js"
 import { PRAGMA_NAMES, PRAGMAS, pragmaValue } from "./sqlite.js"
 import type { StartTarget } from "./target.js"
 
@@ -157,6 +159,7 @@ export const startFloor: StartTarget = async ({ dbFile, host, port }) => {
 
   const apiKey = `floor_${randomBytes(24).toString("hex")}`
   const expectedAuthorization = `Bearer ${apiKey}`
+  const documents = floorDocuments(sqlite, dirname(dbFile), expectedAuthorization, CUSTOMER_NO)
 
   const createShipments = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.headers.authorization !== expectedAuthorization) return fail(res, 401, "Access denied.")
@@ -198,8 +201,9 @@ export const startFloor: StartTarget = async ({ dbFile, host, port }) => {
 
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
     const route = routes[`${req.method} ${req.url}`]
-    if (route === undefined) return fail(res, 404, "Not found.")
-    route(req, res).catch(() => {
+    const answered = route === undefined ? documents(req, res) : route(req, res)
+    if (answered === undefined) return fail(res, 404, "Not found.")
+    answered.catch(() => {
       if (!res.headersSent) fail(res, 503, "The service is temporarily unavailable.")
       else res.destroy()
     })

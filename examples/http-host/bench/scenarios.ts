@@ -9,6 +9,8 @@
  * for the same route. If it needs data first (a booked shipment to look up), do that in
  * `prepare` through the target's own API, so both targets are set up the same way.
  */
+import { sampleShipment } from "../src/sample.js"
+import { docsDownload, docsLookup100 } from "./documentScenarios.js"
 
 /** What the orchestrator knows about a started target. */
 export interface Session {
@@ -42,29 +44,10 @@ export interface Scenario {
 const bearer = (session: Session) => ({ authorization: `Bearer ${session.apiKey}` })
 
 /**
- * A valid single-stop shipment in Chicago, bookable at any time of day: the same fixture as
- * `shipment()` in test/harness.ts, copied so the load generator does not import the host.
+ * A valid single-stop shipment in Chicago, bookable at any time of day (`src/sample.ts`, which
+ * imports nothing, so the load generator still does not load the host).
  */
-export const SHIPMENT: Readonly<Record<string, string>> = {
-  Contact: "Ada Lopez",
-  Phone: "(312) 555-0100",
-  PickupName: "Acme Parts",
-  PickupAddress: "233 S Wacker Dr",
-  PickupCity: "Chicago",
-  PickupState: "IL",
-  PickupZip: "60606",
-  DeliverName: "Bolt Labs",
-  DeliverAddress: "1060 W Addison St",
-  DeliverCity: "Chicago",
-  DeliverState: "IL",
-  DeliverZip: "60613",
-  Pieces: "2",
-  Weight: "15 lbs",
-  ServiceType: "2hour",
-  VehicleType: "car",
-  Pickupdate: "now",
-  Deliverdate: "today"
-}
+export const SHIPMENT = sampleShipment()
 
 /** The booking body, byte for byte the same for every target and every request. */
 export const BOOKING_BODY = JSON.stringify({ data: { jsonstrn: "bench", shipments: [SHIPMENT] } })
@@ -112,7 +95,7 @@ export const bookSingle: Scenario = {
   writesPerRequest: { shipments: 1, events: 1 }
 }
 
-export const SCENARIOS: ReadonlyArray<Scenario> = [bookSingle]
+export const SCENARIOS: ReadonlyArray<Scenario> = [bookSingle, docsLookup100, docsDownload]
 
 /** The scenarios named in `filter` (comma-separated), or all of them; unknown names throw. */
 export const selectScenarios = (filter: string | undefined): ReadonlyArray<Scenario> => {

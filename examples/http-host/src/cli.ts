@@ -6,30 +6,42 @@
  * root. Every command takes `--db FILE` (default `.waybill/waybill.db`) and `--json` for
  * machine-readable output.
  */
-import { mkdirSync } from "node:fs"
+import { mkdirSync, readFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import { Accounts, IpBlocks, Operations } from "@waybill/core"
+import * as Option from "effect/Option"
+import { Abuse, Accounts, ClientIp, Documents, IpBlocks, Operations, Provisioning, Webhooks } from "@waybill/core"
 import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
+import { sampleShipment } from "./sample.js"
+import { allowList, attemptView, deliveryView, endpointView, type WebhookHostOptions } from "./webhooks.js"
 
 const USAGE = `Usage: pnpm waybill <command> [options]
 
 Commands:
   serve [--port 8080] [--host 127.0.0.1] [--base-url URL] [--operator-token TOKEN] [--trust-proxy LIST]
-                                  serve /api/v1 on the SQLite file; a fresh database gets a demo account
+        [--tls-cert FILE --tls-key FILE] [--allow-insecure-http]
+        [--mail-dir DIR | --smtp-url URL] [--mail-from ADDRESS]
+        [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks]
+                                  serve /api/v1 on the SQLite file; a fresh database gets a demo account.
+                                  HTTPS with the PEM files; the documents endpoint refuses plain HTTP
+                                  unless --allow-insecure-http (development only) or a trusted proxy
+                                  says X-Forwarded-Proto: https
   account create --name NAME      create a customer with a live and a test key (keys are shown once)
-  account show CUSTOMER_NO        the account, its key slots (hints, statuses, generations) and links
-  account set CUSTOMER_NO [--cancel-mode local|provider]
+  account show CUSTOMER_NO        the account, its key slots (hints, statuses, generations) and links,
+                                  and its primary user when the account was made by API provisioning
+  account set CUSTOMER_NO [--cancel-mode local|provider] [--allow-ip LIST|any] [--discount PCT]
+                                  cancel mode; IP allowlist (comma-separated CIDRs, "any" clears it);
+                                  negotiated discount in percent of the list charge
   account link PARENT_NO CHILD_NO let PARENT read CHILD's orders
   key rotate  --customer NO --mode live|test   replace the key (prints the new key once)
   key disable --customer NO --mode live|test   stop the key working (and everything issued under it)
   key enable  --customer NO --mode live|test   let a disabled key work again (old tickets stay dead)
   ip block IP [--hours 1] [--reason TEXT]   refuse an address (an IPv6 address blocks its /64)
-  ip unblock IP                   lift a block
+  ip unblock IP                   lift a block (and forget the address's abuse counts)
   ip list                         blocks in force
   shipment show TRACK_NO          state, stops, legs, events and the commands allowed now
   shipment assign|unassign|arrive|pickup|complete-stop|fail-attempt|return|deliver|fail|cancel TRACK_NO
@@ -37,8 +49,28 @@ Commands:
                                   move a shipment along its lifecycle (stop 0 is the pickup; --stop
                                   defaults to the next open stop)
 
+  document add TRACK_NO --type TYPE --file PATH [--rotation 0|90|180|270] [--batch N] [--id SOURCE_ID]
+                                  add a page (PDF, JPEG, PNG, GIF, TIFF) to the current order version;
+                                  a new batch unless --batch; prints the document id
+  document list TRACK_NO          every document of the order, every version, and what customers see
+  document hide|unhide|remove DOC_ID   change what customers see (old download links die)
+  document replace DOC_ID --file PATH  replace the file (old download links die)
+  signature add TRACK_NO --name RECIPIENT --file PATH   add a signature (the latest one is shown)
+  order new-version TRACK_NO      start a new order version (earlier attachments stop being shown)
+  order set-invoice TRACK_NO INVOICE_NO   store the invoice number (lookups by invoice_no)
+  webhook add --customer NO --url URL --events TYPE,TYPE|*   add an HTTPS endpoint for the selected event
+                                  types (prints its id and its whsec_ signing secret once)
+  webhook list [--customer NO]    endpoints, their events and whether they are enabled
+  webhook rotate-secret ENDPOINT_ID   new signing secret (printed once); the old one also signs for 24 h
+  webhook disable|enable ENDPOINT_ID  stop or resume deliveries (enabling gives 5 fresh days)
+  webhook deliveries ENDPOINT_ID  the newest deliveries and the delivery log (status, duration, answer)
+  webhook resend EVENT_ID         send an event again (same webhook-id) to every endpoint it was for
+  webhook recover ENDPOINT_ID --since TIME   queue again what the endpoint selected and did not get
+  webhook test ENDPOINT_ID        queue a webhook.test event for the endpoint
+
 Options for every command:
   --db FILE      SQLite database (default .waybill/waybill.db, created if missing)
+  --blob-dir DIR document files (default <db>.blobs)
   --json         machine-readable output
   --secret-file  master secret file (default <db>.secret, created if missing, mode 0600)
 `
@@ -64,7 +96,27 @@ const { values, positionals } = (() => {
         mode: { type: "string" },
         driver: { type: "string" },
         "cancel-mode": { type: "string" },
+        "allow-ip": { type: "string" },
+        discount: { type: "string" },
         "trust-proxy": { type: "string" },
+        "tls-cert": { type: "string" },
+        "tls-key": { type: "string" },
+        "allow-insecure-http": { type: "boolean", default: false },
+        "mail-dir": { type: "string" },
+        "smtp-url": { type: "string" },
+        "mail-from": { type: "string" },
+        url: { type: "string" },
+        events: { type: "string" },
+        since: { type: "string" },
+        "webhook-allow-private": { type: "string" },
+        "webhook-ca": { type: "string" },
+        "no-webhooks": { type: "boolean", default: false },
+        "blob-dir": { type: "string" },
+        type: { type: "string" },
+        file: { type: "string" },
+        rotation: { type: "string" },
+        batch: { type: "string" },
+        id: { type: "string" },
         hours: { type: "string" },
         stop: { type: "string" },
         reason: { type: "string" },
@@ -80,7 +132,12 @@ const { values, positionals } = (() => {
 const json = values.json === true
 const dbFile = resolve(base, values.db ?? ".waybill/waybill.db")
 const secretFile = values["secret-file"] === undefined ? undefined : resolve(base, values["secret-file"])
-const hostOptions = { dbFile, ...(secretFile === undefined ? {} : { secretFile }) }
+const blobDir = values["blob-dir"] === undefined ? undefined : resolve(base, values["blob-dir"])
+const hostOptions = {
+  dbFile,
+  ...(secretFile === undefined ? {} : { secretFile }),
+  ...(blobDir === undefined ? {} : { blobDir })
+}
 
 const out = (human: string, machine: unknown) => {
   process.stdout.write(json ? `${JSON.stringify(machine)}\n` : `${human}\n`)
@@ -116,6 +173,8 @@ const describeError = (e: unknown): string => {
   if (err._tag === "TransitionRejected") return `refused: ${(e as { reason: string }).reason}`
   if (err._tag === "InvalidIp") return `not an IP address: ${(e as { input: string }).input}`
   if (err._tag === "VersionConflict") return "the shipment changed concurrently; run the command again"
+  if (err._tag === "WebhookNotFound") return `no webhook endpoint ${(e as { id: string }).id}`
+  if (err._tag === "DocumentNotFound") return `no document ${(e as { id: string }).id}`
   return err.message ?? String(e)
 }
 
@@ -129,18 +188,29 @@ const createAccount = (name: string) =>
 const curlExample = (url: string, key: string) =>
   `curl -s ${url}/api/v1/order/json/ \\
   -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
-  -d '{"data":{"jsonstrn":"demo-1","shipments":[{"Contact":"Ada Lopez","Phone":"312-555-0100",
-       "PickupName":"Acme Parts","PickupAddress":"233 S Wacker Dr","PickupCity":"Chicago","PickupState":"IL","PickupZip":"60606",
-       "DeliverName":"Bolt Labs","DeliverAddress":"1060 W Addison St","DeliverCity":"Chicago","DeliverState":"IL","DeliverZip":"60613",
-       "Pieces":"2","Weight":"15 lbs","ServiceType":"2hour","VehicleType":"car","Pickupdate":"now","Deliverdate":"today"}]}}'`
+  -d '${JSON.stringify({ data: { jsonstrn: "demo-1", shipments: [sampleShipment()] } }, null, 2)}'`
 
 const commands: Record<string, () => Promise<void>> = {
   async serve() {
     mkdirSync(dirname(dbFile), { recursive: true })
+    const certFile = values["tls-cert"]
+    const keyFile = values["tls-key"]
+    if ((certFile === undefined) !== (keyFile === undefined))
+      throw new UsageError("--tls-cert and --tls-key go together")
     const host = await serve({
       ...hostOptions,
+      ...(certFile === undefined || keyFile === undefined
+        ? {}
+        : { tls: { cert: readFileSync(resolve(base, certFile)), key: readFileSync(resolve(base, keyFile)) } }),
+      ...(values["allow-insecure-http"] === true ? { allowInsecureHttp: true } : {}),
+      mail: {
+        ...(values["mail-dir"] === undefined ? {} : { dir: resolve(base, values["mail-dir"]) }),
+        ...(values["smtp-url"] === undefined ? {} : { smtpUrl: Redacted.make(values["smtp-url"]) }),
+        ...(values["mail-from"] === undefined ? {} : { from: values["mail-from"] })
+      },
       port: Number(values.port ?? 8080),
       host: values.host ?? "127.0.0.1",
+      webhooks: webhookHostOptions(),
       ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
       ...(values["operator-token"] === undefined ? {} : { operatorToken: Redacted.make(values["operator-token"]) }),
       ...(values["trust-proxy"] === undefined
@@ -194,33 +264,88 @@ const commands: Record<string, () => Promise<void>> = {
         created
       )
     } else if (sub === "show") {
-      const shown = await withCore(Accounts.showAccount(need(positionals[2], "CUSTOMER_NO")))
+      // Accounts made by API provisioning also have a primary user (the registrant).
+      const { shown, user } = await withCore(
+        Effect.flatMap(Accounts.showAccount(need(positionals[2], "CUSTOMER_NO")), (shown) =>
+          Effect.map(Provisioning.primaryUser(shown.account.customerNo), (user) => ({ shown, user }))
+        )
+      )
       const machine = {
         customer_no: shown.account.customerNo,
         name: shown.account.name,
         cancel_mode: shown.account.cancelMode,
         created_at: new Date(shown.account.createdAt).toISOString(),
         keys: shown.keys.map((k) => ({ mode: k.mode, status: k.status, generation: k.generation, hint: k.hint })),
-        linked_accounts: shown.linkedAccounts
+        linked_accounts: shown.linkedAccounts,
+        ip_allowlist: shown.account.ipAllowlist,
+        rate_card: shown.account.rateCard,
+        primary_user: Option.match(user, {
+          onNone: () => null,
+          onSome: (u) => ({
+            email_address: u.email,
+            first_name: u.firstName,
+            last_name: u.lastName,
+            status: u.status,
+            registered_at: new Date(u.registeredAt).toISOString()
+          })
+        })
       }
       out(
         `customer_no  ${machine.customer_no}\nname         ${machine.name}\n` +
           `cancel mode  ${machine.cancel_mode}\n` +
+          `ip allowlist ${machine.ip_allowlist.length === 0 ? "any" : machine.ip_allowlist.join(", ")}\n` +
+          `rate card    ${machine.rate_card === null ? "list rates" : JSON.stringify(machine.rate_card)}\n` +
           machine.keys.map((k) => `${k.mode} key     ${k.hint}…  ${k.status}  generation ${k.generation}`).join("\n") +
-          `\nlinked       ${machine.linked_accounts.length === 0 ? "none" : machine.linked_accounts.join(", ")}`,
+          `\nlinked       ${machine.linked_accounts.length === 0 ? "none" : machine.linked_accounts.join(", ")}` +
+          (machine.primary_user === null
+            ? ""
+            : `\nprimary user ${machine.primary_user.first_name} ${machine.primary_user.last_name} <${machine.primary_user.email_address}>  ${machine.primary_user.status}`),
         machine
       )
     } else if (sub === "set") {
       const mode = values["cancel-mode"]
       if (mode !== undefined && mode !== "local" && mode !== "provider")
         throw new UsageError("--cancel-mode must be local or provider")
+      const customerNo = need(positionals[2], "CUSTOMER_NO")
+      let ipAllowlist: Array<string> | undefined
+      if (values["allow-ip"] !== undefined) {
+        const entries = values["allow-ip"]
+          .split(",")
+          .map((e) => e.trim())
+          .filter((e) => e !== "")
+        ipAllowlist = entries.length === 1 && entries[0] === "any" ? [] : entries
+        for (const entry of ipAllowlist) {
+          if (Option.isNone(ClientIp.parseCidr(entry)))
+            throw new UsageError(`--allow-ip: "${entry}" is not an IP address or CIDR`)
+        }
+      }
+      let discount: number | undefined
+      if (values.discount !== undefined) {
+        discount = /^\d{1,3}(\.\d{1,2})?$/.test(values.discount.trim()) ? Number(values.discount) : Number.NaN
+        if (!(discount >= 0 && discount <= 100)) throw new UsageError("--discount must be a percentage from 0 to 100")
+      }
       const updated = await withCore(
-        Accounts.updateAccount(need(positionals[2], "CUSTOMER_NO"), mode === undefined ? {} : { cancelMode: mode })
+        Effect.gen(function* () {
+          const { account } = yield* Accounts.showAccount(customerNo)
+          return yield* Accounts.updateAccount(customerNo, {
+            ...(mode === undefined ? {} : { cancelMode: mode }),
+            ...(ipAllowlist === undefined ? {} : { ipAllowlist }),
+            ...(discount === undefined ? {} : { rateCard: { ...account.rateCard, discountPercent: discount } })
+          })
+        })
       )
-      out(`customer_no  ${updated.customerNo}\ncancel mode  ${updated.cancelMode}`, {
-        customer_no: updated.customerNo,
-        cancel_mode: updated.cancelMode
-      })
+      const percent = updated.rateCard?.discountPercent ?? 0
+      out(
+        `customer_no  ${updated.customerNo}\ncancel mode  ${updated.cancelMode}\n` +
+          `ip allowlist ${updated.ipAllowlist.length === 0 ? "any" : updated.ipAllowlist.join(", ")}\n` +
+          `discount     ${percent}%`,
+        {
+          customer_no: updated.customerNo,
+          cancel_mode: updated.cancelMode,
+          ip_allowlist: updated.ipAllowlist,
+          discount_percent: percent
+        }
+      )
     } else if (sub === "link") {
       const parent = need(positionals[2], "PARENT_NO")
       const child = need(positionals[3], "CHILD_NO")
@@ -285,7 +410,7 @@ commands["ip"] = async () => {
     const b = await withCore(IpBlocks.block(need(positionals[2], "IP"), hours * 3_600_000, values.reason ?? "operator"))
     out(`blocked ${b.ipKey} until ${new Date(b.until).toISOString()}`, shape(b))
   } else if (sub === "unblock") {
-    const removed = await withCore(IpBlocks.unblock(need(positionals[2], "IP")))
+    const removed = await withCore(Abuse.forgive(need(positionals[2], "IP")))
     out(removed ? "unblocked" : "was not blocked", { unblocked: removed })
   } else if (sub === "list") {
     const blocks = await withCore(IpBlocks.active)
@@ -319,6 +444,195 @@ commands["shipment"] = async () => {
     })
   )
   out(shipmentView(v), v)
+}
+
+const readFile = (flag: string): Uint8Array => {
+  const path = resolve(base, need(values.file, flag))
+  try {
+    return new Uint8Array(readFileSync(path))
+  } catch {
+    throw new UsageError(`cannot read ${path}`)
+  }
+}
+
+const documentLine = (d: ReturnType<typeof Documents.viewDocument>) =>
+  `${d.id}  ${d.kind === "signature" ? "signature" : `v${d.order_version} batch ${d.batch} page ${d.page}`}  ${d.type}  ` +
+  `${d.content_type}  rot ${d.rotation}  id ${d.source_id}  ` +
+  `${d.removed ? "removed" : d.hidden ? "hidden" : d.shown_to_customers ? "shown" : "not shown"}`
+
+commands["document"] = async () => {
+  const sub = positionals[1]
+  if (sub === "add") {
+    const trackNo = need(positionals[2], "TRACK_NO")
+    let batch: number | undefined
+    if (values.batch !== undefined) {
+      if (!/^\d{1,7}$/.test(values.batch)) throw new UsageError("--batch must be a positive integer")
+      batch = Number(values.batch)
+    }
+    const rotation = Documents.parseRotation(values.rotation ?? "0")
+    if (rotation._tag === "Left") throw new UsageError(rotation.left.message)
+    const bytes = readFile("--file")
+    const d = await withCore(
+      Documents.addDocument({
+        trackNo,
+        type: need(values.type, "--type"),
+        bytes,
+        rotation: rotation.right,
+        batch,
+        sourceId: values.id
+      })
+    )
+    out(d.id, Documents.viewDocument(d, true))
+  } else if (sub === "list") {
+    const listed = await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO")))
+    out(
+      [
+        `${listed.track_no}  order version ${listed.order_version}  invoice ${listed.invoice || "-"}`,
+        ...listed.documents.map(documentLine)
+      ].join("\n"),
+      listed
+    )
+  } else if (sub === "hide" || sub === "unhide" || sub === "remove") {
+    const d = await withCore(Documents.setVisibility(need(positionals[2], "DOC_ID"), sub))
+    const view = Documents.viewDocument(d, !d.hidden && !d.removed)
+    out(documentLine(view), view)
+  } else if (sub === "replace") {
+    const id = need(positionals[2], "DOC_ID")
+    const d = await withCore(Documents.replaceDocument(id, readFile("--file")))
+    const view = Documents.viewDocument(d, !d.hidden)
+    out(documentLine(view), view)
+  } else
+    throw new UsageError(
+      "document add TRACK_NO --type TYPE --file PATH | document list TRACK_NO | document hide|unhide|remove DOC_ID | document replace DOC_ID --file PATH"
+    )
+}
+
+commands["signature"] = async () => {
+  if (positionals[1] !== "add") throw new UsageError("signature add TRACK_NO --name RECIPIENT --file PATH")
+  const trackNo = need(positionals[2], "TRACK_NO")
+  const d = await withCore(
+    Documents.addSignature({ trackNo, name: need(values.name, "--name"), bytes: readFile("--file") })
+  )
+  out(d.id, Documents.viewDocument(d, true))
+}
+
+commands["order"] = async () => {
+  const sub = positionals[1]
+  const trackNo = need(positionals[2], "TRACK_NO")
+  if (sub === "new-version") {
+    const version = await withCore(Documents.newOrderVersion(trackNo))
+    out(`${trackNo} is now at order version ${version}`, { track_no: trackNo, order_version: version })
+  } else if (sub === "set-invoice") {
+    const order = await withCore(Documents.setInvoice(trackNo, need(positionals[3], "INVOICE_NO")))
+    out(`${order.trackNo} invoice ${order.invoice}`, { track_no: order.trackNo, invoice: order.invoice })
+  } else throw new UsageError("order new-version TRACK_NO | order set-invoice TRACK_NO INVOICE_NO")
+}
+
+const webhookHostOptions = (): WebhookHostOptions => {
+  const allow = values["webhook-allow-private"]
+  const caFile = values["webhook-ca"]
+  const allowPrivate =
+    allow === undefined
+      ? undefined
+      : allow
+          .split(",")
+          .map((a) => a.trim())
+          .filter((a) => a !== "")
+  if (allowPrivate !== undefined) {
+    try {
+      allowList(allowPrivate)
+    } catch {
+      throw new UsageError("--webhook-allow-private takes comma-separated IP addresses or CIDRs")
+    }
+  }
+  return {
+    ...(allowPrivate === undefined ? {} : { allowPrivate }),
+    ...(caFile === undefined ? {} : { ca: [readFileSync(resolve(base, caFile), "utf8")] }),
+    ...(values["no-webhooks"] === true ? { dispatch: false } : {})
+  }
+}
+
+const endpointLine = (e: ReturnType<typeof endpointView>) =>
+  `${e.id}  ${e.customer_no}  ${e.enabled ? "enabled" : `disabled (${e.disabled_reason ?? "operator"})`}  ${e.url}  ${e.events.join(",")}`
+
+commands["webhook"] = async () => {
+  const sub = positionals[1]
+  if (sub === "add") {
+    const options = webhookHostOptions()
+    const created = await withCore(
+      Webhooks.addEndpoint(
+        {
+          customerNo: need(values.customer, "--customer"),
+          url: need(values.url, "--url"),
+          eventTypes: need(values.events, "--events").split(",")
+        },
+        { allowPrivate: allowList(options.allowPrivate) }
+      )
+    )
+    const secret = Redacted.value(created.secret)
+    out(`endpoint ${created.endpoint.id}\nsecret   ${secret}\n(the secret is shown once; store it now)`, {
+      ...endpointView(created.endpoint),
+      secret
+    })
+  } else if (sub === "list") {
+    const list = await withCore(Webhooks.listEndpoints(values.customer))
+    const views = list.map(endpointView)
+    out(views.map(endpointLine).join("\n") || "no endpoints", views)
+  } else if (sub === "rotate-secret") {
+    const rotated = await withCore(Webhooks.rotateSecret(need(positionals[2], "ENDPOINT_ID")))
+    const secret = Redacted.value(rotated.secret)
+    out(
+      `secret   ${secret}\n(shown once; the previous secret also signs until ${endpointView(rotated.endpoint).previous_secret_until})`,
+      {
+        ...endpointView(rotated.endpoint),
+        secret
+      }
+    )
+  } else if (sub === "disable" || sub === "enable") {
+    const e = await withCore(Webhooks.setEnabled(need(positionals[2], "ENDPOINT_ID"), sub === "enable"))
+    out(endpointLine(endpointView(e)), endpointView(e))
+  } else if (sub === "deliveries") {
+    const d = await withCore(Webhooks.deliveries(need(positionals[2], "ENDPOINT_ID")))
+    const machine = {
+      endpoint: endpointView(d.endpoint),
+      deliveries: d.deliveries.map(deliveryView),
+      attempts: d.attempts.map(attemptView)
+    }
+    out(
+      [
+        endpointLine(machine.endpoint),
+        "deliveries:",
+        ...machine.deliveries.map(
+          (x) =>
+            `  ${x.event_id}  ${x.track_no || "-"} #${x.sequence}  ${x.status}  attempts ${x.attempts}` +
+            (x.next_attempt_at === null ? "" : `  next ${x.next_attempt_at}`)
+        ),
+        "log:",
+        ...machine.attempts.map(
+          (a) =>
+            `  ${a.at}  ${a.event_id}  attempt ${a.attempt}  ${a.status ?? "no answer"}  ${a.duration_ms} ms  ${JSON.stringify(a.response.slice(0, 80))}`
+        )
+      ].join("\n"),
+      machine
+    )
+  } else if (sub === "resend") {
+    const eventId = need(positionals[2], "EVENT_ID")
+    const n = await withCore(Webhooks.resend(eventId))
+    out(`${eventId} queued for ${n} endpoint(s)`, { event_id: eventId, queued: n })
+  } else if (sub === "recover") {
+    const id = need(positionals[2], "ENDPOINT_ID")
+    const since = Date.parse(need(values.since, "--since"))
+    if (Number.isNaN(since)) throw new UsageError("--since must be a time, e.g. 2026-11-21T00:00:00Z")
+    const n = await withCore(Webhooks.recover(id, since))
+    out(`${n} event(s) queued again for ${id}`, { endpoint_id: id, queued: n })
+  } else if (sub === "test") {
+    const id = need(positionals[2], "ENDPOINT_ID")
+    const eventId = await withCore(Webhooks.sendTest(id))
+    out(`webhook.test ${eventId} queued for ${id}`, { endpoint_id: id, event_id: eventId })
+  } else
+    throw new UsageError(
+      "webhook add --customer NO --url URL --events a,b | webhook list | webhook rotate-secret|disable|enable|deliveries|test ENDPOINT_ID | webhook resend EVENT_ID | webhook recover ENDPOINT_ID --since TIME"
+    )
 }
 
 const main = async () => {

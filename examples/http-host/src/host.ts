@@ -6,24 +6,34 @@
  * team embedding Waybill would write in its own server, in one place.
  */
 import { createServer, type Server } from "node:http"
+import { createServer as createTlsServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import Database from "better-sqlite3"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import { Kysely, SqliteDialect } from "kysely"
-import { type Cancel, Entropy, WaybillConfig } from "@waybill/core"
+import { type Cancel, Entropy, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
+import { BlobFs } from "@waybill/blob-fs"
 import { GeoUs } from "@waybill/geo-us"
+import { ImageSharp } from "@waybill/image-sharp"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
 import { migrate, StorageKysely, type WaybillDatabase, withStatementCache } from "@waybill/storage-kysely"
+import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
+import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from "./webhooks.js"
 
 export interface HostOptions {
   /** SQLite file (created if missing). */
   readonly dbFile: string
   /** Master secret file; defaults to `<dbFile>.secret`. */
   readonly secretFile?: string
+  /** Directory of document files; defaults to `<dbFile>.blobs`. */
+  readonly blobDir?: string
+  /** Rules and limits; defaults to `Config.defaults` (tests lower the rate limits). */
+  readonly config?: WaybillConfigShape
 }
 
 /** An open database with Waybill's tables migrated. */
@@ -50,8 +60,10 @@ export const waybillLayer = (db: Kysely<WaybillDatabase>, options: HostOptions) 
     StorageKysely.layer(db),
     GeoUs.layer,
     Entropy.webCrypto,
-    WaybillConfig.layer(),
-    keyRingLayer(loadMasterSecret(options.secretFile ?? `${options.dbFile}.secret`))
+    WaybillConfig.layer(options.config),
+    keyRingLayer(loadMasterSecret(options.secretFile ?? `${options.dbFile}.secret`)),
+    BlobFs.layer(options.blobDir ?? `${options.dbFile}.blobs`),
+    ImageSharp.layer
   )
 
 export interface ServeOptions extends HostOptions {
@@ -63,6 +75,16 @@ export interface ServeOptions extends HostOptions {
   readonly operatorToken?: Redacted.Redacted<string>
   /** Proxies (addresses or CIDRs) whose X-Forwarded-For is believed. */
   readonly trustedProxies?: ReadonlyArray<string>
+  /** Serve HTTPS with this certificate chain and private key (PEM). */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer }
+  /** Let the documents endpoint answer over plain HTTP (development only). */
+  readonly allowInsecureHttp?: boolean
+  /** The clock the handler's programs use (tests move time to expire download links). */
+  readonly clock?: Clock.Clock
+  /** Webhook delivery: the dispatcher runs in this process unless `dispatch: false`. */
+  readonly webhooks?: WebhookHostOptions
+  /** Account provisioning's e-mail: `.eml` files in `<dbFile>.mail` unless told otherwise. */
+  readonly mail?: MailHostOptions
 }
 
 export interface RunningHost {
@@ -79,28 +101,41 @@ export type HostServices = Layer.Layer.Success<ReturnType<typeof waybillLayer>>
 /** Starts the HTTP server; resolves once it listens. */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const database = await openDatabase(options.dbFile)
-  const layer =
+  const base =
     options.extraLayer === undefined
       ? waybillLayer(database.db, options)
       : Layer.merge(waybillLayer(database.db, options), options.extraLayer)
+  const provisioned = Layer.merge(base, provisioningLayer(options.dbFile, options.mail))
+  const layer = options.clock === undefined ? provisioned : Layer.merge(provisioned, Layer.setClock(options.clock))
   const handler = createHandler(layer, {
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
-    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies })
+    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
+    ...(options.allowInsecureHttp === true ? { allowInsecureHttp: true } : {}),
+    ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate })
   })
-  const server = createServer({ keepAliveTimeout: 5000 }, toNodeListener(handler.handler))
+  const listener = toNodeListener(handler.handler)
+  const server: Server =
+    options.tls === undefined
+      ? createServer({ keepAliveTimeout: 5000 }, listener)
+      : createTlsServer({ keepAliveTimeout: 5000, cert: options.tls.cert, key: options.tls.key }, listener)
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(options.port, options.host, () => resolve())
   })
+  const dispatcher: RunningDispatcher | undefined =
+    options.webhooks?.dispatch === false
+      ? undefined
+      : startDispatcher(database.db, options.secretFile ?? `${options.dbFile}.secret`, options.webhooks)
   const address = server.address() as AddressInfo
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address
   return {
-    url: `http://${host}:${address.port}`,
+    url: `${options.tls === undefined ? "http" : "https"}://${host}:${address.port}`,
     server,
     handler,
     database,
     close: async () => {
+      await dispatcher?.stop()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await handler.dispose()

@@ -90,5 +90,5 @@ describe("pnpm waybill (CLI)", () => {
     expect((await waybill("ip", "block", "not-an-ip")).code).toBe(1)
     const bad = await waybill("key", "rotate", "--customer", created.out.customer_no, "--mode", "prod")
     expect(bad.code).toBe(2)
-  }, 60_000)
+  })
 })

@@ -61,7 +61,7 @@ describe("docs stay true to the code", () => {
     const page = doc("operations.md")
     for (const command of commands) expect(page, command).toContain(`pnpm waybill ${command}`)
     for (const option of new Set(stdout.match(/--[a-z][a-z-]*/g))) expect(page, option).toContain(option)
-  }, 60_000)
+  })
 
   it("docs/operations.md names every operator action of /ops/v1", () => {
     const page = doc("operations.md")

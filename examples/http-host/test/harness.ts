@@ -6,10 +6,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
+import type * as Clock from "effect/Clock"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { Accounts, type Cancel } from "@waybill/core"
+import { Accounts, type Cancel, Config, type WaybillConfigShape } from "@waybill/core"
+import type { MailHostOptions } from "../src/provisioning.js"
 import { type HostServices, serve, waybillLayer, type RunningHost } from "../src/host.js"
+import { sampleShipment } from "../src/sample.js"
+import type { WebhookHostOptions } from "../src/webhooks.js"
 
 export const OPERATOR_TOKEN = "op_test_token_0123456789abcdef"
 
@@ -19,8 +23,24 @@ export interface TestAccount {
   readonly testKey: string
 }
 
+/**
+ * The configuration e2e hosts run with unless a test passes its own: the defaults with every
+ * request limit and abuse threshold out of reach, because suites probe one host from one
+ * loopback address far harder than a customer would (tests about limits set their own).
+ */
+export const e2eConfig: WaybillConfigShape = {
+  ...Config.defaults,
+  limits: {
+    perKey: { requests: 1_000_000, windowSeconds: 60 },
+    perClient: { requests: 1_000_000, windowSeconds: 60 },
+    abuse: { ...Config.defaults.limits.abuse, maxMisses: 1_000_000, maxUnrelatedAccounts: 1_000_000 }
+  }
+}
+
 export interface TestHost {
   readonly url: string
+  /** The temporary directory holding the database (`waybill.db`) and its files. */
+  readonly dir: string
   readonly host: RunningHost
   /** Runs a core program against the host's database. */
   readonly run: <A, E>(program: Effect.Effect<A, E, HostServices>) => Promise<A>
@@ -32,6 +52,17 @@ export const startHost = async (
   options: {
     readonly extraLayer?: Layer.Layer<Cancel.CancelProvider>
     readonly trustedProxies?: ReadonlyArray<string>
+    /** Rules and limits (e.g. low rate limits); defaults to {@link e2eConfig}. */
+    readonly config?: WaybillConfigShape
+    /** Plain HTTP for the documents endpoint (default: allowed unless `tls` is given). */
+    readonly allowInsecureHttp?: boolean
+    readonly tls?: { readonly cert: string; readonly key: string }
+    readonly clock?: Clock.Clock
+    readonly baseUrl?: string
+    /** Webhook dispatcher settings (allow-list and CA of a loopback receiver). */
+    readonly webhooks?: WebhookHostOptions
+    /** Provisioning e-mail (default: `.eml` files in `<dir>/waybill.db.mail`). */
+    readonly mail?: MailHostOptions
   } = {}
 ): Promise<TestHost> => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-e2e-"))
@@ -42,9 +73,16 @@ export const startHost = async (
     host: "127.0.0.1",
     operatorToken: Redacted.make(OPERATOR_TOKEN),
     ...(options.extraLayer === undefined ? {} : { extraLayer: options.extraLayer }),
-    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies })
+    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
+    config: options.config ?? e2eConfig,
+    ...((options.allowInsecureHttp ?? options.tls === undefined) ? { allowInsecureHttp: true } : {}),
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+    ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
+    ...(options.mail === undefined ? {} : { mail: options.mail })
   })
-  const layer = waybillLayer(host.database.db, { dbFile })
+  const layer = waybillLayer(host.database.db, { dbFile, config: options.config ?? e2eConfig })
   const run = <A, E>(program: Effect.Effect<A, E, HostServices>) =>
     Effect.runPromise(program.pipe(Effect.provide(layer)))
   const newAccount = async (name = "Test customer"): Promise<TestAccount> => {
@@ -57,6 +95,7 @@ export const startHost = async (
   }
   return {
     url: host.url,
+    dir,
     host,
     run,
     newAccount,
@@ -68,27 +107,7 @@ export const startHost = async (
 }
 
 /** A valid single-stop shipment in Chicago, bookable at any time of day. */
-export const shipment = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
-  Contact: "Ada Lopez",
-  Phone: "(312) 555-0100",
-  PickupName: "Acme Parts",
-  PickupAddress: "233 S Wacker Dr",
-  PickupCity: "Chicago",
-  PickupState: "IL",
-  PickupZip: "60606",
-  DeliverName: "Bolt Labs",
-  DeliverAddress: "1060 W Addison St",
-  DeliverCity: "Chicago",
-  DeliverState: "IL",
-  DeliverZip: "60613",
-  Pieces: "2",
-  Weight: "15 lbs",
-  ServiceType: "2hour",
-  VehicleType: "car",
-  Pickupdate: "now",
-  Deliverdate: "today",
-  ...overrides
-})
+export const shipment = sampleShipment
 
 export interface Envelope {
   readonly data: any

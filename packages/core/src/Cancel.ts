@@ -15,6 +15,8 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Principal } from "./Account.js"
+import * as Abuse from "./Abuse.js"
+import * as Admission from "./Admission.js"
 import type * as ClientIp from "./ClientIp.js"
 import * as Credentials from "./Credentials.js"
 import * as IpBlocks from "./IpBlocklist.js"
@@ -70,15 +72,19 @@ const cancelable = (principal: Principal, s: ShipmentRecord) =>
 /**
  * The cancel use case. Races with a concurrent driver assignment are settled by the optimistic
  * version check: on a conflict the shipment is read again and the decision retaken, so exactly
- * one of the two wins and the loser gets the answer the new state calls for.
+ * one of the two wins and the loser gets the answer the new state calls for. Order of checks:
+ * a blocked address, the key, the account's IP allowlist and the per-key limit (`Admission`),
+ * then the id.
  */
 export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) {
   yield* IpBlocks.check(input.client)
   const principal = yield* Credentials.authenticate(
     Credentials.resolve(input.authorization, [{ source: "query.key", values: input.key }])
   )
+  yield* Admission.admitKey(principal, input.client)
   const id = parseId(input.id)
-  if (Option.isNone(id)) return yield* new InvalidTrackingNumber()
+  // A miss (malformed, unknown, or not this key's) counts towards the address's abuse limit.
+  if (Option.isNone(id)) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new InvalidTrackingNumber())
   const store = yield* ShipmentStore
   const attempt = Effect.gen(function* () {
     const found = yield* store.findByTrackNo(id.value)
@@ -101,5 +107,8 @@ export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) 
     )
     return payload
   })
-  return yield* attempt.pipe(Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict }))
+  return yield* attempt.pipe(
+    Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict }),
+    Effect.tapErrorTag("InvalidTrackingNumber", () => Abuse.recordMiss(input.client))
+  )
 })

@@ -111,6 +111,94 @@ export const BookingLimits = Schema.Struct({
 })
 export type BookingLimits = typeof BookingLimits.Type
 
+/** Order documents and download tickets (interface 8; DECISIONS.md "Documents and download tickets"). */
+export const DocumentLimits = Schema.Struct({
+  /** Values in one lookup (comma-separated). */
+  maxLookupValues: Schema.Int,
+  /** Characters of the lookup parameter as sent. */
+  maxSearchChars: Schema.Int,
+  /** More matching orders than this is a 400, never a truncated answer. */
+  maxMatchingOrders: Schema.Int,
+  /** Customer reference and invoice lookups: longest value. */
+  maxReferenceLength: Schema.Int,
+  /** Download link lifetime from issue. */
+  ticketTtlMinutes: Schema.Number,
+  /** Largest document file an operator may add. */
+  maxFileBytes: Schema.Int
+})
+export type DocumentLimits = typeof DocumentLimits.Type
+
+/** One rate limit: at most `requests` in each fixed, epoch-aligned window of `windowSeconds`. */
+export const RateLimitRule = Schema.Struct({
+  requests: Schema.Int.pipe(Schema.positive()),
+  windowSeconds: Schema.Number.pipe(Schema.positive())
+})
+export type RateLimitRule = typeof RateLimitRule.Type
+
+/**
+ * Automatic IP blocking (DECISIONS.md "Quote and track"): an address that, in one window,
+ * touches more than `maxUnrelatedAccounts` accounts' shipments without their key, or gets more
+ * than `maxMisses` unknown tracking numbers, is blocked; the n-th block lasts
+ * `blockSeconds[n - 1]` (the last entry repeats).
+ */
+export const AbuseLimits = Schema.Struct({
+  windowSeconds: Schema.Number.pipe(Schema.positive()),
+  maxUnrelatedAccounts: Schema.Int.pipe(Schema.nonNegative()),
+  maxMisses: Schema.Int.pipe(Schema.nonNegative()),
+  blockSeconds: Schema.NonEmptyArray(Schema.Number.pipe(Schema.positive()))
+})
+export type AbuseLimits = typeof AbuseLimits.Type
+
+/** Request limits and abuse controls (see docs/abuse-and-rate-limits.md). */
+export const Limits = Schema.Struct({
+  /** Every request with an API key, per key (live and test keys count apart). */
+  perKey: RateLimitRule,
+  /** Quote and track requests without a key, per client address (IPv6: per /64). */
+  perClient: RateLimitRule,
+  abuse: AbuseLimits
+})
+export type Limits = typeof Limits.Type
+
+/**
+ * Account provisioning (DECISIONS.md "Account provisioning"). Optional in the config so hosts
+ * that predate provisioning keep decoding; absent means {@link provisioningDefaults}.
+ */
+export const ProvisioningLimits = Schema.Struct({
+  otpTtlSeconds: Schema.Number.pipe(Schema.positive()),
+  linkTtlSeconds: Schema.Number.pipe(Schema.positive()),
+  validationKeyTtlSeconds: Schema.Number.pipe(Schema.positive()),
+  maxFailuresPerCode: Schema.Int.pipe(Schema.positive()),
+  maxFailuresPerRegistration: Schema.Int.pipe(Schema.positive()),
+  resendCooldownSeconds: Schema.Number.pipe(Schema.nonNegative()),
+  maxResendsPerDay: Schema.Int.pipe(Schema.nonNegative()),
+  perIpHour: RateLimitRule,
+  perIpDay: RateLimitRule,
+  perDomainDay: RateLimitRule,
+  mailsPerHour: RateLimitRule,
+  /** Domains accepted even if the free-mail list names them (a customer on a listed host). */
+  allowDomains: Schema.Array(Schema.String),
+  /** The provider in `registered-with-<provider>-check`. */
+  paymentProvider: Schema.String.pipe(Schema.pattern(/^[a-z0-9]{1,32}$/))
+})
+export type ProvisioningLimits = typeof ProvisioningLimits.Type
+
+/** The provisioning defaults of DECISIONS.md. */
+export const provisioningDefaults: ProvisioningLimits = {
+  otpTtlSeconds: 600,
+  linkTtlSeconds: 1800,
+  validationKeyTtlSeconds: 3600,
+  maxFailuresPerCode: 5,
+  maxFailuresPerRegistration: 10,
+  resendCooldownSeconds: 60,
+  maxResendsPerDay: 5,
+  perIpHour: { requests: 5, windowSeconds: 3600 },
+  perIpDay: { requests: 20, windowSeconds: 86400 },
+  perDomainDay: { requests: 20, windowSeconds: 86400 },
+  mailsPerHour: { requests: 500, windowSeconds: 3600 },
+  allowDomains: [],
+  paymentProvider: "stripe"
+}
+
 export const WaybillConfigSchema = Schema.Struct({
   services: Schema.NonEmptyArray(ServiceOption),
   vehicles: Schema.NonEmptyArray(VehicleOption),
@@ -118,7 +206,10 @@ export const WaybillConfigSchema = Schema.Struct({
   routing: Routing,
   businessHours: BusinessHours,
   truncation: Truncation,
-  booking: BookingLimits
+  booking: BookingLimits,
+  documents: DocumentLimits,
+  limits: Limits,
+  provisioning: Schema.optional(ProvisioningLimits)
 })
 export type WaybillConfigShape = typeof WaybillConfigSchema.Type
 
@@ -258,6 +349,19 @@ export const defaults: WaybillConfigShape = {
     pastPickupToleranceMinutes: 15,
     maxStops: 50,
     maxPieceDetails: 500
+  },
+  documents: {
+    maxLookupValues: 100,
+    maxSearchChars: 4096,
+    maxMatchingOrders: 100,
+    maxReferenceLength: 23,
+    ticketTtlMinutes: 15,
+    maxFileBytes: 25 * 1024 * 1024
+  },
+  limits: {
+    perKey: { requests: 600, windowSeconds: 60 },
+    perClient: { requests: 60, windowSeconds: 60 },
+    abuse: { windowSeconds: 3600, maxUnrelatedAccounts: 10, maxMisses: 100, blockSeconds: [3600, 21600, 86400] }
   }
 }
 

@@ -12,12 +12,20 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import { type Cancel, ClientIp } from "@waybill/core"
 import { Messages } from "./internal/errors.js"
+import { withRateLimitHeaders } from "./internal/ratelimit.js"
 import { safeUrlForLog } from "./internal/redact.js"
 import { failure } from "./internal/respond.js"
+import { accountSetupRoute, verifyLinkRoute } from "./routes/accountsetup.js"
 import { createShipmentsRoute } from "./routes/booking.js"
 import { cancelRoute } from "./routes/cancel.js"
+import { documentsRoute } from "./routes/documents.js"
+import { downloadRoute } from "./routes/download.js"
 import { opsActionRoute, opsShowRoute } from "./routes/ops.js"
+import { opsDocumentRoute, opsOrderRoute } from "./routes/opsDocuments.js"
+import { opsEventRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
+import { quoteRoute } from "./routes/quote.js"
 import type { Route, RouteContext } from "./routes/Route.js"
+import { trackRoute } from "./routes/track.js"
 import type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "./Options.js"
 
 export type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "./Options.js"
@@ -30,13 +38,24 @@ export interface WaybillHandler {
 }
 
 const EXACT: Readonly<Record<string, Route>> = {
+  "/api/v1/accountsetup/": accountSetupRoute,
+  "/api/v1/accountsetup/verify/": verifyLinkRoute,
   "/api/v1/order/json/": createShipmentsRoute,
-  "/api/v1/order/cancel/json/": cancelRoute
+  "/api/v1/order/cancel/json/": cancelRoute,
+  "/api/v1/order/docs/": documentsRoute,
+  "/api/v1/order/docs/download/": downloadRoute,
+  "/api/v1/utilities/quote/": quoteRoute,
+  "/api/v1/utilities/track/": trackRoute
 }
 
 const PATTERNS: ReadonlyArray<readonly [RegExp, Route]> = [
   [/^\/ops\/v1\/shipments\/([^/]{1,32})\/$/, opsShowRoute],
-  [/^\/ops\/v1\/shipments\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsActionRoute]
+  [/^\/ops\/v1\/webhooks\/$/, opsWebhooksRoute],
+  [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsWebhookRoute],
+  [/^\/ops\/v1\/events\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsEventRoute],
+  [/^\/ops\/v1\/shipments\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsActionRoute],
+  [/^\/ops\/v1\/orders\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsOrderRoute],
+  [/^\/ops\/v1\/documents\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsDocumentRoute]
 ]
 
 /** `decodeURIComponent` that answers undefined for a malformed escape instead of throwing. */
@@ -66,11 +85,13 @@ const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Response, never
   }
   if (found === undefined) return Effect.succeed(failure(404, "Not found."))
   if (!found.methods.includes(ctx.request.method)) {
+    if (found.methodNotAllowed !== undefined) return Effect.succeed(found.methodNotAllowed(ctx.request.method))
     return Effect.succeed(
       failure(405, `Method ${ctx.request.method} is not allowed here.`, { allow: found.methods.join(", ") })
     )
   }
-  return found.run({ ...ctx, params })
+  // Routes that checked a rate limit (core `Admission`) get the RateLimit header fields.
+  return withRateLimitHeaders(found.run({ ...ctx, params }))
 }
 
 /** The request program: routing, error mapping, and a debug access log with credentials masked. */

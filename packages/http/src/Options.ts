@@ -4,7 +4,8 @@
  * What a host passes to `createHandler`, and what the handler's programs require.
  */
 import type * as Redacted from "effect/Redacted"
-import type { Booking, Operations } from "@waybill/core"
+import type { Booking, Documents, Operations, Provisioning, RateLimiter } from "@waybill/core"
+import type { Webhooks } from "@waybill/core"
 
 /** Options a host passes; nothing here is read from the environment. */
 export interface HandlerOptions {
@@ -17,6 +18,17 @@ export interface HandlerOptions {
    * ignored, so a client cannot pick the address it is counted and blocked by.
    */
   readonly trustedProxies?: ReadonlyArray<string>
+  /**
+   * Lets the documents endpoint answer over plain HTTP (development only). Without it a request
+   * that did not arrive over HTTPS (the URL scheme, or a trusted proxy's `X-Forwarded-Proto`)
+   * gets a 400, because the answer carries download links that act as bearer credentials.
+   */
+  readonly allowInsecureHttp?: boolean
+  /**
+   * Private addresses or CIDRs webhook endpoints added through `/ops/v1` may use anyway (tests,
+   * on-premises receivers); everything else must be public unicast.
+   */
+  readonly webhookAllowPrivate?: ReadonlyArray<string>
 }
 
 /** What the server adapter knows about the connection. */
@@ -28,4 +40,10 @@ export interface ConnectionInfo {
  * Everything the handler's programs need; a host builds it from adapters. `CancelProvider` is
  * optional (only accounts in `provider` cancel mode use it).
  */
-export type HandlerRequirements = Booking.BookingRequirements | Operations.OperationsRequirements
+export type HandlerRequirements =
+  | Booking.BookingRequirements
+  | Operations.OperationsRequirements
+  | Documents.DocumentsRequirements
+  | Provisioning.ProvisioningRequirements
+  | RateLimiter
+  | Webhooks.WebhooksRequirements

@@ -4,27 +4,50 @@
  */
 import type { Account, Event, Shipment } from "@waybill/core"
 import type { AccountStore, EventOutbox, IpBlocklist, ShipmentStore, Transactor } from "@waybill/core"
+import type { RateLimiter } from "@waybill/core"
+import type { ProvisioningStore } from "@waybill/core"
+import type { Document, DocumentStore } from "@waybill/core"
+import type { WebhookStore } from "@waybill/core"
 
 /** Port tags, their shapes and the errors the adapter raises, under names that do not clash. */
 export {
   AccountStore as AccountStoreTag,
   type AccountStoreShape,
+  DocumentStore as DocumentStoreTag,
+  type DocumentStoreShape,
   DuplicateKey,
   EventOutbox as EventOutboxTag,
   type EventOutboxShape,
   IpBlocklist as IpBlocklistTag,
   type IpBlocklistShape,
+  ProvisioningStore as ProvisioningStoreTag,
+  type ProvisioningStoreShape,
+  type RegistrationRecord,
+  RateLimiter as RateLimiterTag,
+  type RateLimiterShape,
+  RateLimits,
   type ShipmentChange,
   ShipmentStore as ShipmentStoreTag,
   type ShipmentStoreShape,
   StorageError,
   Transactor as TransactorTag,
   type TransactorShape,
-  VersionConflict
+  VersionConflict,
+  WebhookStore as WebhookStoreTag,
+  type WebhookStoreShape
 } from "@waybill/core"
 
 /** The services `StorageKysely.layer` provides. */
-export type StorageServices = AccountStore | EventOutbox | IpBlocklist | ShipmentStore | Transactor
+export type StorageServices =
+  | WebhookStore
+  | AccountStore
+  | EventOutbox
+  | IpBlocklist
+  | ShipmentStore
+  | Transactor
+  | DocumentStore
+  | RateLimiter
+  | ProvisioningStore
 
 /** Record types re-exposed flat; see `@waybill/core`'s `Account`, `Event` and `Shipment` modules. */
 export type AccountRecord = Account.AccountRecord
@@ -35,3 +58,5 @@ export type ShipmentRecord = Shipment.ShipmentRecord
 export type StopRecord = Shipment.StopRecord
 export type LegRecord = Shipment.LegRecord
 export type PieceRecord = Shipment.PieceRecord
+export type DocumentRecord = Document.DocumentRecord
+export type OrderRecord = Document.OrderRecord

@@ -16,7 +16,10 @@ export const Messages = {
   alreadyCanceled: "The order is already canceled.",
   notCancelable: "This order cannot be canceled.",
   unavailable: "The service is temporarily unavailable. Retry with backoff.",
-  duplicateKey: "The API key was given more than once."
+  duplicateKey: "The API key was given more than once.",
+  noRecords: "No records found.",
+  tooManyRequests: "Too many requests. Retry after the number of seconds in Retry-After.",
+  httpsRequired: "HTTPS is required."
 } as const
 
 /** Missing and invalid API keys (interface 5, 7.4, 7.5). */
@@ -29,6 +32,17 @@ export const credentialErrors = {
         ? failure(400, Messages.duplicateKey)
         : failure(401, Messages.accessDenied, { "www-authenticate": 'Bearer realm="waybill", error="invalid_token"' })
     )
+} as const
+
+/**
+ * After authentication (`Admission`): an address outside the account's IP allowlist gets the
+ * same 403 `Access denied.` as any endpoint it may not use; over a limit is 429 with
+ * `Retry-After` (the RateLimit fields are added by the handler for every limited answer).
+ */
+export const admissionErrors = {
+  IpNotAllowed: () => Effect.succeed(failure(403, Messages.accessDenied)),
+  RateLimited: (e: { readonly retryAfterSeconds: number }) =>
+    Effect.succeed(failure(429, Messages.tooManyRequests, { "retry-after": String(e.retryAfterSeconds) }))
 } as const
 
 /** A request that cannot be interpreted. */

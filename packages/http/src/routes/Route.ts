@@ -18,4 +18,6 @@ export interface RouteContext {
 export interface Route {
   readonly methods: ReadonlyArray<string>
   readonly run: (ctx: RouteContext) => Effect.Effect<Response, never, HandlerRequirements>
+  /** The answer to a method not in `methods`, for routes whose errors are not the JSON envelope. */
+  readonly methodNotAllowed?: (method: string) => Response
 }

@@ -1,9 +1,9 @@
 /** `POST /api/v1/order/json/`: create shipments (interface 4.1). */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { BadRequest, Booking, WaybillConfig } from "@waybill/core"
+import { Admission, BadRequest, Booking, WaybillConfig } from "@waybill/core"
 import { isJson, mediaType, readBody } from "../internal/body.js"
-import { badRequestErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
+import { admissionErrors, badRequestErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { Route } from "./Route.js"
 
@@ -44,6 +44,12 @@ const bookingBody = (request: Request, limit: number) =>
     })
   })
 
+/** `data` of a parsed body, where `data.token` / `data.key` may hold the key; `{}` for any other shape. */
+const bodyData = (body: unknown): Record<string, unknown> => {
+  const data = typeof body === "object" && body !== null ? (body as Record<string, unknown>)["data"] : undefined
+  return typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {}
+}
+
 export const createShipmentsRoute: Route = {
   methods: ["POST"],
   run: ({ request, client }) =>
@@ -53,8 +59,12 @@ export const createShipmentsRoute: Route = {
       // A header alone decides, so check it before reading the body: an invalid Bearer is a 401
       // even when the body is also malformed or too large.
       const principal = authorization === null ? undefined : yield* Booking.authorize({ client, authorization })
+      // Allowlist and per-key limit right after authentication, before the body when we can.
+      if (principal !== undefined) yield* Admission.admitKey(principal, client)
       const body = yield* bookingBody(request, config.booking.maxBodyBytes)
-      const data = yield* Booking.createShipments({ client, body, authorization, principal })
+      const keyed = principal ?? (yield* Booking.authorize({ client, authorization, data: bodyData(body) }))
+      if (principal === undefined) yield* Admission.admitKey(keyed, client)
+      const data = yield* Booking.createShipments({ client, body, authorization, principal: keyed })
       return success(data)
     }).pipe(
       Effect.catchTags({
@@ -64,6 +74,7 @@ export const createShipmentsRoute: Route = {
         BodyUnreadable: () => Effect.succeed(failure(400, "The body could not be read.")),
         ValidationFailed: (e) => Effect.succeed(failure(400, e.problems.join("; "))),
         ...credentialErrors,
+        ...admissionErrors,
         ...badRequestErrors,
         ...storageErrors
       })

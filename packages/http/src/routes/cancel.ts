@@ -1,7 +1,7 @@
 /** `GET /api/v1/order/cancel/json/?id=&key=`: cancel a shipment (interface 4.4, 7.4). */
 import * as Effect from "effect/Effect"
 import { Cancel } from "@waybill/core"
-import { credentialErrors, storageErrors, Messages } from "../internal/errors.js"
+import { admissionErrors, credentialErrors, storageErrors, Messages } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { Route } from "./Route.js"
 
@@ -30,6 +30,7 @@ export const cancelRoute: Route = {
           ),
         VersionConflict: () => Effect.succeed(failure(409, Messages.notCancelable, noStore)),
         ...credentialErrors,
+        ...admissionErrors,
         ...storageErrors
       }),
       Effect.map((response) => {

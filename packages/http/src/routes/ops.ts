@@ -22,7 +22,7 @@ const OpsBody = Schema.Struct({
 })
 
 /** The operator check; `undefined` means the caller may go on. */
-const guard = ({ request, options }: RouteContext): Response | undefined => {
+export const guard = ({ request, options }: RouteContext): Response | undefined => {
   if (options.operatorToken === undefined) return failure(404, "Not found.")
   const header = request.headers.get("authorization")
   const m = header === null ? null : /^Bearer (\S+)$/i.exec(header)
