@@ -5,7 +5,7 @@
  * geo-us dataset, the WebCrypto CSPRNG, and a KeyRing derived from a secret file. Everything a
  * team embedding Waybill would write in its own server, in one place.
  */
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { createServer as createTlsServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import Database from "better-sqlite3"
@@ -107,30 +107,41 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
       : Layer.merge(waybillLayer(database.db, options), options.extraLayer)
   const provisioned = Layer.merge(base, provisioningLayer(options.dbFile, options.mail))
   const layer = options.clock === undefined ? provisioned : Layer.merge(provisioned, Layer.setClock(options.clock))
+  // The server listens first so that, without --base-url, links the API sends out (verification
+  // e-mails, document URIs) use the address it really listens on, never a request's Host header.
+  let listener: ((req: IncomingMessage, res: ServerResponse) => void) | undefined
+  const forward = (req: IncomingMessage, res: ServerResponse) => {
+    if (listener === undefined) {
+      res.writeHead(503).end()
+      return
+    }
+    listener(req, res)
+  }
+  const server: Server =
+    options.tls === undefined
+      ? createServer({ keepAliveTimeout: 5000 }, forward)
+      : createTlsServer({ keepAliveTimeout: 5000, cert: options.tls.cert, key: options.tls.key }, forward)
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port, options.host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+  const url = `${options.tls === undefined ? "http" : "https"}://${host}:${address.port}`
   const handler = createHandler(layer, {
-    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+    baseUrl: options.baseUrl ?? url,
     ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
     ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
     ...(options.allowInsecureHttp === true ? { allowInsecureHttp: true } : {}),
     ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate })
   })
-  const listener = toNodeListener(handler.handler)
-  const server: Server =
-    options.tls === undefined
-      ? createServer({ keepAliveTimeout: 5000 }, listener)
-      : createTlsServer({ keepAliveTimeout: 5000, cert: options.tls.cert, key: options.tls.key }, listener)
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port, options.host, () => resolve())
-  })
+  listener = toNodeListener(handler.handler)
   const dispatcher: RunningDispatcher | undefined =
     options.webhooks?.dispatch === false
       ? undefined
       : startDispatcher(database.db, options.secretFile ?? `${options.dbFile}.secret`, options.webhooks)
-  const address = server.address() as AddressInfo
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address
   return {
-    url: `${options.tls === undefined ? "http" : "https"}://${host}:${address.port}`,
+    url,
     server,
     handler,
     database,

@@ -35,6 +35,13 @@ describe("blocked client addresses", () => {
     expect(booking.status).toBe(403)
     expect(booking.body.error?.message).toBe("IP address is blocked")
 
+    const provisioning = await fetch(`${t.url}/api/v1/accountsetup/?action=pre-register`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "email_address=ops%40acme-freight.example&password=correct+horse+battery+staple"
+    })
+    expect([provisioning.status, await provisioning.text()]).toEqual([403, blocked])
+
     expect(await t.run(IpBlocks.unblock("127.0.0.1"))).toBe(true)
     expect((await cancel(id)).status).toBe(200)
   })

@@ -341,7 +341,7 @@ describe("GET|POST /api/v1/order/docs/ (metadata)", () => {
     expect(onlyOrder(await lookup({ control_no: dOrder, key: d.liveKey })).control_no).toBe(dOrder)
   })
 
-  it("refuses raw JSON bodies (415) and methods other than GET and POST (405)", async () => {
+  it("refuses raw JSON bodies (400, as 7.2 allows) and methods other than GET and POST (405)", async () => {
     const json = await answer(
       await fetch(`${t.url}${DOCS}`, {
         method: "POST",
@@ -350,8 +350,8 @@ describe("GET|POST /api/v1/order/docs/ (metadata)", () => {
       })
     )
     expect([json.status, json.text]).toEqual([
-      415,
-      envelope("Raw JSON bodies are not supported; send a urlencoded form or query parameters.")
+      400,
+      envelope("Send the parameters as a urlencoded form or in the query string.")
     ])
     for (const method of ["PUT", "DELETE", "PATCH"]) {
       const r = await answer(await fetch(`${t.url}${DOCS}?control_no=1&key=${a.liveKey}`, { method }))
@@ -514,6 +514,15 @@ describe("GET|HEAD /api/v1/order/docs/download/", () => {
   }
   const REJECTED = "The download link is invalid or has expired. Request fresh links from /api/v1/order/docs/."
   const GONE = "The document is no longer available."
+
+  it("a link used from outside the account's IP allowlist is lost access (403)", async () => {
+    const owner = await t.newAccount("Allowlisted")
+    const { uri } = await freshLink(owner)
+    await t.run(Accounts.updateAccount(owner.customerNo, { ipAllowlist: ["203.0.113.0/24"] }))
+    await expectText(uri, 403, REJECTED)
+    await t.run(Accounts.updateAccount(owner.customerNo, { ipAllowlist: [] }))
+    expect((await download(uri)).status).toBe(200)
+  })
 
   it("hiding, removing, unhiding or replacing the document kills the link for good", async () => {
     const hidden = await freshLink()

@@ -5,6 +5,7 @@
  * wrong turn gets a clear answer. Time moves on a controlled clock, never by waiting.
  */
 import { execFile } from "node:child_process"
+import { request as httpRequest } from "node:http"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -13,7 +14,8 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { Config, ProvisioningStore } from "@waybill/core"
+import * as Layer from "effect/Layer"
+import { Config, Provisioning, ProvisioningStore } from "@waybill/core"
 import { simpleParser } from "mailparser"
 import { bookOne, e2eConfig, startHost, type TestHost } from "./harness.js"
 import { action, codeAndLink, PASSWORD, recipient, STEP1 } from "./provisioning.helpers.js"
@@ -104,6 +106,36 @@ beforeAll(async () => {
   mailDir = join(t.dir, "waybill.db.mail")
 })
 afterAll(() => t.close())
+
+describe("provisioning: links never come from request headers", () => {
+  it("a forged Host header does not reach the e-mailed verification link", async () => {
+    const email = newEmail()
+    const body = new URLSearchParams({ email_address: email, password: PASSWORD, es_code: "" }).toString()
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        `${t.url}/api/v1/accountsetup/?action=pre-register`,
+        {
+          method: "POST",
+          headers: {
+            host: "evil.attacker.example",
+            "content-type": "application/x-www-form-urlencoded",
+            "content-length": Buffer.byteLength(body)
+          }
+        },
+        (res) => {
+          res.resume()
+          res.on("end", () => resolve(res.statusCode ?? 0))
+        }
+      )
+      req.on("error", reject)
+      req.end(body)
+    })
+    expect(status).toBe(200)
+    const { link } = await latestMail(mailDir, email)
+    expect(link.startsWith(`${t.url}/api/v1/accountsetup/verify/?token=`)).toBe(true)
+    expect(link).not.toContain("evil.attacker.example")
+  })
+})
 
 describe("provisioning: the happy path", () => {
   it("pre-register -> verify (code) -> check -> start -> step1 -> step2 -> payment check, then books", async () => {
@@ -196,6 +228,21 @@ describe("provisioning: the happy path", () => {
     const pay = await action(t.url, "registered-with-stripe-check", { validation_key })
     expect(pay.status).toBe(200)
     expect(pay.body.data).toEqual({ result: "success", provider: "stripe", registered: "N" })
+    // With the host's PaymentRegistry the same check asks the billing system for this customer.
+    const activated = one.body.data.customer_no as string
+    const asked: Array<string> = []
+    const registry = Layer.succeed(Provisioning.PaymentRegistry, {
+      isRegistered: (customer: string, provider: string) =>
+        Effect.sync(() => {
+          asked.push(`${customer}/${provider}`)
+          return customer === activated
+        })
+    })
+    const checked = await t.run(
+      Provisioning.paymentCheck({ validationKey: validation_key }).pipe(Effect.provide(registry))
+    )
+    expect(checked).toEqual({ registered: true })
+    expect(asked).toEqual([`${activated}/stripe`])
 
     const trackNo = await bookOne(t.url, one.body.data.api_keys.production)
     expect(trackNo).toMatch(/^\d{6,8}$/)

@@ -298,7 +298,19 @@ export const download = Effect.fn("Documents.download")(function* (input: Downlo
   const c = claims.value
 
   const key = yield* Effect.flatMap(AccountStore, (s) => s.findKey(c.customerNo, c.keyMode))
-  if (Option.isNone(key) || key.value.status !== "active" || key.value.id !== c.keyId)
+  // The whole credential (status, id and generation) is checked before anything about the
+  // document, so a link whose key was rotated or disabled learns nothing about later changes.
+  if (
+    Option.isNone(key) ||
+    key.value.status !== "active" ||
+    key.value.id !== c.keyId ||
+    key.value.generation !== c.keyGeneration
+  )
+    return yield* new TicketRejected({ reason: "key" })
+  // The credential's account rules still apply: a ticket used from outside the account's IP
+  // allowlist is lost access (403), like the metadata lookup that issued it.
+  const account = yield* Effect.flatMap(AccountStore, (s) => s.findAccount(c.customerNo))
+  if (Option.isNone(account) || !Admission.allowlisted(account.value, input.client))
     return yield* new TicketRejected({ reason: "key" })
 
   const store = yield* DocumentStore

@@ -14,6 +14,7 @@
  * neither has provisioning switched off ({@link ProvisioningDisabled}) and still compiles.
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -651,14 +652,32 @@ export const step2 = Effect.fn("Provisioning.step2")(function* (input: {
 })
 
 /**
- * `registered-with-<provider>-check`: whether payment is set up. Waybill has no payment
- * provider port yet, so a valid key always learns `N` (DECISIONS.md names a `PaymentRegistry`).
+ * Whether a customer has set up payment with a provider: the courier's billing system answers
+ * `registered-with-<provider>-check` (DECISIONS.md). Optional: a host without one answers `N`.
+ */
+export class PaymentRegistry extends Context.Tag("@waybill/core/PaymentRegistry")<
+  PaymentRegistry,
+  {
+    readonly isRegistered: (customerNo: string, provider: string) => Effect.Effect<boolean, StorageError>
+  }
+>() {}
+
+/**
+ * `registered-with-<provider>-check`: whether payment is set up for the registration's customer,
+ * asked of the {@link PaymentRegistry} port (before `start` there is no customer yet: `N`).
  */
 export const paymentCheck = Effect.fn("Provisioning.paymentCheck")(function* (input: {
   readonly validationKey: string
 }) {
-  yield* withKey(input.validationKey, (hash, now) => ({ _tag: "PaymentCheck", validationKeyHash: hash, now }))
-  return { registered: false }
+  const { record } = yield* withKey(input.validationKey, (hash, now) => ({
+    _tag: "PaymentCheck",
+    validationKeyHash: hash,
+    now
+  }))
+  const registry = yield* Effect.serviceOption(PaymentRegistry)
+  const customerNo = record.state.customerNo
+  if (customerNo === null || Option.isNone(registry)) return { registered: false }
+  return { registered: yield* registry.value.isRegistered(customerNo, yield* paymentProvider) }
 })
 
 /** The configured provider name of `registered-with-<provider>-check`. */

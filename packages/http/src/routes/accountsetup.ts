@@ -10,10 +10,9 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { Provisioning } from "@waybill/core"
+import { IpBlocks, Provisioning } from "@waybill/core"
 import { mediaType, readBody } from "../internal/body.js"
-import { storageErrors } from "../internal/errors.js"
-import { publicBase } from "../internal/https.js"
+import { Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { Route, RouteContext } from "./Route.js"
 
@@ -23,6 +22,9 @@ class UnreadableForm extends Data.TaggedError("UnreadableForm") {}
 const FORM_LIMIT = 16 * 1024
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 const noStore = { "cache-control": "no-store" }
+
+/** The host set no `baseUrl`, so no verification link can be built safely. */
+class LinkBaseMissing extends Data.TaggedError("LinkBaseMissing")<{}> {}
 
 const formOf = (request: Request) =>
   Effect.gen(function* () {
@@ -98,7 +100,15 @@ const errors = {
   ...storageErrors
 } as const
 
-const linkBase = (ctx: RouteContext) => `${publicBase(ctx)}/api/v1/accountsetup/verify/`
+/**
+ * The verification link's base. Links that leave the request (e-mailed ones) come only from the
+ * host's configured `baseUrl`, never from the Host header: a forged Host would otherwise put an
+ * attacker's domain into a genuine e-mail and hand them the victim's verification token.
+ */
+const linkBase = (ctx: RouteContext) =>
+  ctx.options.baseUrl === undefined
+    ? Effect.fail(new LinkBaseMissing())
+    : Effect.succeed(`${ctx.options.baseUrl.replace(/\/+$/, "")}/api/v1/accountsetup/verify/`)
 
 const ok = (data: Record<string, unknown>) => success({ result: "success", ...data }, 200, noStore)
 
@@ -126,7 +136,7 @@ const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
           email: field("email_address"),
           password: Redacted.make(field("password")),
           client: ctx.client,
-          linkBase: linkBase(ctx)
+          linkBase: yield* linkBase(ctx)
         })
         return ok({
           message: "Check your e-mail for the verification code, or follow the link in it.",
@@ -146,7 +156,7 @@ const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
       }
       case "pre-register-resend": {
         yield* need("idx")
-        const r = yield* Provisioning.resend({ idx: field("idx"), linkBase: linkBase(ctx) })
+        const r = yield* Provisioning.resend({ idx: field("idx"), linkBase: yield* linkBase(ctx) })
         return ok({
           message: "A new verification e-mail was sent.",
           verify_expires: r.verifyExpires,
@@ -223,6 +233,8 @@ export const accountSetupRoute: Route = {
   run: (ctx) =>
     Effect.gen(function* () {
       if (!(yield* Provisioning.enabled)) return failure(404, "Not found.")
+      // Blocked addresses get the same answer here as on every other endpoint.
+      yield* IpBlocks.check(ctx.client)
       const actions = ctx.url.searchParams.getAll("action")
       if (actions.length > 1) return failure(400, "The action query parameter was given more than once.", noStore)
       const form = yield* formOf(ctx.request)
@@ -234,6 +246,11 @@ export const accountSetupRoute: Route = {
         UnsupportedMediaType: () =>
           Effect.succeed(failure(415, "Send the fields as application/x-www-form-urlencoded.", noStore)),
         UnreadableForm: () => Effect.succeed(failure(400, "The form is not valid UTF-8.", noStore)),
+        IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked, noStore)),
+        LinkBaseMissing: () =>
+          Effect.logError("provisioning: the host has no baseUrl; refusing to build links from the Host header").pipe(
+            Effect.as(failure(503, "Account provisioning is not configured on this server.", noStore))
+          ),
         ...errors
       })
     )

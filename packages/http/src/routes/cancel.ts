@@ -24,12 +24,21 @@ export const cancelRoute: Route = {
           Effect.succeed(
             failure(409, e.code === "already-canceled" ? Messages.alreadyCanceled : Messages.notCancelable, noStore)
           ),
+        // Interface 7.4 allows six messages only: a provider failure is "cannot be canceled" (502).
         CancelProviderFailed: (e) =>
           Effect.logWarning("cancel provider failed", e.message).pipe(
-            Effect.as(failure(502, "The cancellation could not be completed. Retry later.", noStore))
+            Effect.as(failure(502, Messages.notCancelable, noStore))
           ),
         VersionConflict: () => Effect.succeed(failure(409, Messages.notCancelable, noStore)),
         ...credentialErrors,
+        // A key given twice is refused like any unusable key, in the interface's own words.
+        InvalidCredential: () =>
+          Effect.succeed(
+            failure(401, Messages.accessDenied, {
+              ...noStore,
+              "www-authenticate": 'Bearer realm="waybill", error="invalid_token"'
+            })
+          ),
         ...admissionErrors,
         ...storageErrors
       }),

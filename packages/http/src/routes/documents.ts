@@ -94,9 +94,7 @@ export const documentsRoute: Route = {
               : failure(200, Messages.accessDenied, noStore)
           ),
         UnsupportedMediaType: () =>
-          Effect.succeed(
-            failure(415, "Raw JSON bodies are not supported; send a urlencoded form or query parameters.", noStore)
-          ),
+          Effect.succeed(failure(400, "Send the parameters as a urlencoded form or in the query string.", noStore)),
         UnreadableForm: () => Effect.succeed(failure(400, "The form is not valid UTF-8.", noStore)),
         BodyTooLarge: (e) => Effect.succeed(failure(413, `The body exceeds the limit of ${e.limit} bytes.`, noStore)),
         BodyUnreadable: () => Effect.succeed(failure(400, "The body could not be read.", noStore)),
