@@ -109,13 +109,13 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const layer = options.clock === undefined ? provisioned : Layer.merge(provisioned, Layer.setClock(options.clock))
   // The server listens first so that, without --base-url, links the API sends out (verification
   // e-mails, document URIs) use the address it really listens on, never a request's Host header.
-  let listener: ((req: IncomingMessage, res: ServerResponse) => void) | undefined
+  const wired: { listener?: (req: IncomingMessage, res: ServerResponse) => void } = {}
   const forward = (req: IncomingMessage, res: ServerResponse) => {
-    if (listener === undefined) {
+    if (wired.listener === undefined) {
       res.writeHead(503).end()
       return
     }
-    listener(req, res)
+    wired.listener(req, res)
   }
   const server: Server =
     options.tls === undefined
@@ -135,7 +135,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     ...(options.allowInsecureHttp === true ? { allowInsecureHttp: true } : {}),
     ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate })
   })
-  listener = toNodeListener(handler.handler)
+  wired.listener = toNodeListener(handler.handler)
   const dispatcher: RunningDispatcher | undefined =
     options.webhooks?.dispatch === false
       ? undefined

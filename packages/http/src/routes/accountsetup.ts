@@ -24,7 +24,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
 const noStore = { "cache-control": "no-store" }
 
 /** The host set no `baseUrl`, so no verification link can be built safely. */
-class LinkBaseMissing extends Data.TaggedError("LinkBaseMissing")<{}> {}
+class LinkBaseMissing extends Data.TaggedError("LinkBaseMissing") {}
 
 const formOf = (request: Request) =>
   Effect.gen(function* () {
