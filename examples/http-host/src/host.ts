@@ -107,8 +107,8 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
       : Layer.merge(waybillLayer(database.db, options), options.extraLayer)
   const provisioned = Layer.merge(base, provisioningLayer(options.dbFile, options.mail))
   const layer = options.clock === undefined ? provisioned : Layer.merge(provisioned, Layer.setClock(options.clock))
-  // The server listens first so that, without --base-url, links the API sends out (verification
-  // e-mails, document URIs) use the address it really listens on, never a request's Host header.
+  // The server listens first so that, without --base-url, links sent by e-mail use the address it
+  // really listens on, never a request's Host header.
   const wired: { listener?: (req: IncomingMessage, res: ServerResponse) => void } = {}
   const forward = (req: IncomingMessage, res: ServerResponse) => {
     if (wired.listener === undefined) {
@@ -129,7 +129,8 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address
   const url = `${options.tls === undefined ? "http" : "https"}://${host}:${address.port}`
   const handler = createHandler(layer, {
-    baseUrl: options.baseUrl ?? url,
+    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+    emailLinkBaseUrl: options.baseUrl ?? url,
     ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
     ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
     ...(options.allowInsecureHttp === true ? { allowInsecureHttp: true } : {}),

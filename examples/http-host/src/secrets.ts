@@ -3,7 +3,7 @@
  * never in it, so a stolen database alone cannot be used to test guessed keys. Each KeyRing
  * purpose gets its own secret derived with HKDF-SHA-256.
  */
-import { createHmac, hkdfSync, randomBytes } from "node:crypto"
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import * as Redacted from "effect/Redacted"
@@ -38,6 +38,24 @@ export const keyRingLayer = (master: Uint8Array, id = "k1") => {
     ReadonlyArray<KeySecret>
   >
   return KeyRing.fromSecrets(secrets, {
-    hmacSha256: (key, message) => createHmac("sha256", key).update(message).digest()
+    hmacSha256: (key, message) => createHmac("sha256", key).update(message).digest(),
+    aes256Gcm: {
+      seal: (key, iv, aad, plaintext) => {
+        const cipher = createCipheriv("aes-256-gcm", key, iv)
+        cipher.setAAD(aad)
+        return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()])
+      },
+      open: (key, iv, aad, sealed) => {
+        if (sealed.length < 16) return undefined
+        const decipher = createDecipheriv("aes-256-gcm", key, iv)
+        decipher.setAAD(aad)
+        decipher.setAuthTag(sealed.subarray(sealed.length - 16))
+        try {
+          return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()])
+        } catch {
+          return undefined
+        }
+      }
+    }
   })
 }

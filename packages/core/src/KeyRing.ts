@@ -27,6 +27,32 @@ export interface KeyRingShape {
   readonly all: (purpose: SecretPurpose) => Effect.Effect<ReadonlyArray<KeySecret>>
   /** HMAC-SHA-256 of `message` under `secret`. */
   readonly hmac: (secret: KeySecret, message: Uint8Array) => Effect.Effect<Uint8Array>
+  /** AES-256-GCM under the first 32 bytes of `secret`: ciphertext followed by the 16-byte tag. */
+  readonly seal: (
+    secret: KeySecret,
+    iv: Uint8Array,
+    aad: Uint8Array,
+    plaintext: Uint8Array
+  ) => Effect.Effect<Uint8Array>
+  /** Opens what {@link KeyRingShape.seal} made; none when the tag does not verify. */
+  readonly unseal: (
+    secret: KeySecret,
+    iv: Uint8Array,
+    aad: Uint8Array,
+    sealed: Uint8Array
+  ) => Effect.Effect<Option.Option<Uint8Array>>
+}
+
+/**
+ * A synchronous AES-256-GCM a host may plug in (e.g. `node:crypto`'s `createCipheriv`), much
+ * cheaper per call than WebCrypto's promise round trip: a documents lookup seals a ticket per
+ * document.
+ */
+export interface Aes256Gcm {
+  /** Ciphertext followed by the 16-byte tag. */
+  readonly seal: (key: Uint8Array, iv: Uint8Array, aad: Uint8Array, plaintext: Uint8Array) => Uint8Array
+  /** The plaintext, or undefined when the tag does not verify. */
+  readonly open: (key: Uint8Array, iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array) => Uint8Array | undefined
 }
 
 export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRingShape>() {
@@ -38,7 +64,10 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
    */
   static readonly fromSecrets = (
     secrets: Readonly<Record<SecretPurpose, ReadonlyArray<KeySecret>>>,
-    options: { readonly hmacSha256?: (key: Uint8Array, message: Uint8Array) => Uint8Array } = {}
+    options: {
+      readonly hmacSha256?: (key: Uint8Array, message: Uint8Array) => Uint8Array
+      readonly aes256Gcm?: Aes256Gcm
+    } = {}
   ): Layer.Layer<KeyRing> => {
     for (const list of Object.values(secrets)) {
       for (const s of list) {
@@ -61,6 +90,56 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
         }
         return new Uint8Array(await globalThis.crypto.subtle.sign("HMAC", await key, new Uint8Array(message)))
       })
+    const aesKeys = new WeakMap<KeySecret, Promise<CryptoKey>>()
+    const aesKey = (secret: KeySecret): Promise<CryptoKey> => {
+      let key = aesKeys.get(secret)
+      if (key === undefined) {
+        // AES-256 takes exactly 32 bytes; secrets are at least that long.
+        key = globalThis.crypto.subtle.importKey(
+          "raw",
+          new Uint8Array(Redacted.value(secret.material).subarray(0, 32)),
+          "AES-GCM",
+          false,
+          ["encrypt", "decrypt"]
+        )
+        aesKeys.set(secret, key)
+      }
+      return key
+    }
+    const gcm = (iv: Uint8Array, aad: Uint8Array) => ({
+      name: "AES-GCM",
+      iv: new Uint8Array(iv),
+      additionalData: new Uint8Array(aad),
+      tagLength: 128
+    })
+    const aes = options.aes256Gcm
+    const keyBytes = (secret: KeySecret) => Redacted.value(secret.material).subarray(0, 32)
+    const seal: KeyRingShape["seal"] =
+      aes === undefined
+        ? (secret, iv, aad, plaintext) =>
+            Effect.promise(
+              async () =>
+                new Uint8Array(
+                  await globalThis.crypto.subtle.encrypt(gcm(iv, aad), await aesKey(secret), new Uint8Array(plaintext))
+                )
+            )
+        : (secret, iv, aad, plaintext) => Effect.sync(() => aes.seal(keyBytes(secret), iv, aad, plaintext))
+    const unseal: KeyRingShape["unseal"] =
+      aes === undefined
+        ? (secret, iv, aad, sealed) =>
+            Effect.promise(async () => {
+              try {
+                return Option.some(
+                  new Uint8Array(
+                    await globalThis.crypto.subtle.decrypt(gcm(iv, aad), await aesKey(secret), new Uint8Array(sealed))
+                  )
+                )
+              } catch {
+                return Option.none()
+              }
+            })
+        : (secret, iv, aad, sealed) =>
+            Effect.sync(() => Option.fromNullable(aes.open(keyBytes(secret), iv, aad, sealed)))
     const sync = options.hmacSha256
     return Layer.succeed(KeyRing, {
       current: (purpose) => {
@@ -72,7 +151,9 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
       hmac:
         sync === undefined
           ? viaWebCrypto
-          : (secret, message) => Effect.sync(() => sync(Redacted.value(secret.material), message))
+          : (secret, message) => Effect.sync(() => sync(Redacted.value(secret.material), message)),
+      seal,
+      unseal
     })
   }
 }

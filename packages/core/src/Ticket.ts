@@ -97,21 +97,6 @@ export const decodeBase64Url = (text: string): Uint8Array | undefined => {
   return out.subarray(0, o)
 }
 
-const aesKeys = new WeakMap<KeySecret, Promise<CryptoKey>>()
-const aesKey = (secret: KeySecret): Promise<CryptoKey> => {
-  let key = aesKeys.get(secret)
-  if (key === undefined) {
-    const material = Redacted.value(secret.material)
-    // AES-256 takes exactly 32 bytes; KeyRing secrets are at least that long.
-    key = globalThis.crypto.subtle.importKey("raw", new Uint8Array(material.subarray(0, 32)), "AES-GCM", false, [
-      "encrypt",
-      "decrypt"
-    ])
-    aesKeys.set(secret, key)
-  }
-  return key
-}
-
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
@@ -134,13 +119,7 @@ export const seal = (claims: Claims): Effect.Effect<string, never, KeyRing | Ent
         claims.expiresAt
       ])
     )
-    const sealed = yield* Effect.promise(async () =>
-      globalThis.crypto.subtle.encrypt(
-        { name: "AES-GCM", iv: new Uint8Array(iv), additionalData: header, tagLength: TAG_BYTES * 8 },
-        await aesKey(secret),
-        plaintext
-      )
-    )
+    const sealed = yield* (yield* KeyRing).seal(secret, iv, header, plaintext)
     const out = new Uint8Array(header.length + IV_BYTES + sealed.byteLength)
     out.set(header, 0)
     out.set(iv, header.length)
@@ -168,24 +147,13 @@ export const open = (ticket: string): Effect.Effect<Option.Option<Claims>, never
     }
     const secret = yield* (yield* KeyRing).byId("ticket", keyId)
     if (Option.isNone(secret)) return Option.none()
-    const plaintext = yield* Effect.promise(async () => {
-      try {
-        return new Uint8Array(
-          await globalThis.crypto.subtle.decrypt(
-            {
-              name: "AES-GCM",
-              iv: bytes.slice(headerLength, headerLength + IV_BYTES),
-              additionalData: bytes.slice(0, headerLength),
-              tagLength: TAG_BYTES * 8
-            },
-            await aesKey(secret.value),
-            bytes.slice(headerLength + IV_BYTES)
-          )
-        )
-      } catch {
-        return undefined
-      }
-    })
+    const opened = yield* (yield* KeyRing).unseal(
+      secret.value,
+      bytes.slice(headerLength, headerLength + IV_BYTES),
+      bytes.slice(0, headerLength),
+      bytes.slice(headerLength + IV_BYTES)
+    )
+    const plaintext = Option.getOrUndefined(opened)
     if (plaintext === undefined) return Option.none()
     let text: string
     try {

@@ -163,3 +163,47 @@ describe("Ticket", () => {
     expect(Ticket.decodeBase64Url("A+/A")).toBeUndefined()
   })
 })
+
+describe("Ticket with a host-supplied synchronous AES-GCM", () => {
+  const nodeAes = async () => {
+    const { createCipheriv, createDecipheriv } = await import("node:crypto")
+    return {
+      seal: (key: Uint8Array, iv: Uint8Array, aad: Uint8Array, plaintext: Uint8Array) => {
+        const c = createCipheriv("aes-256-gcm", key, iv)
+        c.setAAD(aad)
+        return new Uint8Array(Buffer.concat([c.update(plaintext), c.final(), c.getAuthTag()]))
+      },
+      open: (key: Uint8Array, iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array) => {
+        const d = createDecipheriv("aes-256-gcm", key, iv)
+        d.setAAD(aad)
+        d.setAuthTag(sealed.subarray(sealed.length - 16))
+        try {
+          return new Uint8Array(Buffer.concat([d.update(sealed.subarray(0, sealed.length - 16)), d.final()]))
+        } catch {
+          return undefined
+        }
+      }
+    }
+  }
+  const secrets = (t: KeySecret): Record<SecretPurpose, ReadonlyArray<KeySecret>> => ({
+    "api-key": [secret("x", 9)],
+    ticket: [t],
+    otp: [secret("x", 9)],
+    webhook: [secret("x", 9)]
+  })
+
+  it.effect("interoperates with WebCrypto both ways, and rejects tampering", () =>
+    Effect.gen(function* () {
+      const t1 = secret("t1", 1)
+      const aes = yield* Effect.promise(nodeAes)
+      const web = Layer.merge(KeyRing.fromSecrets(secrets(t1)), Entropy.webCrypto)
+      const node = Layer.merge(KeyRing.fromSecrets(secrets(t1), { aes256Gcm: aes }), Entropy.webCrypto)
+      const byNode = yield* Ticket.seal(sample).pipe(Effect.provide(node))
+      const byWeb = yield* Ticket.seal(sample).pipe(Effect.provide(web))
+      expect(yield* Ticket.open(byNode).pipe(Effect.provide(web))).toEqual(Option.some(sample))
+      expect(yield* Ticket.open(byWeb).pipe(Effect.provide(node))).toEqual(Option.some(sample))
+      const flipped = byNode.slice(0, -2) + (byNode.at(-2) === "A" ? "B" : "A") + byNode.at(-1)
+      expect(yield* Ticket.open(flipped).pipe(Effect.provide(node))).toEqual(Option.none())
+    })
+  )
+})

@@ -11,6 +11,12 @@ import type { Webhooks } from "@waybill/core"
 export interface HandlerOptions {
   /** Public base URL (used in links the API returns). Defaults to the request's origin. */
   readonly baseUrl?: string
+  /**
+   * Base URL of links sent by e-mail (verification links). Defaults to `baseUrl`, and never to
+   * anything from the request: a forged Host header must not reach a genuine e-mail. Without
+   * either, provisioning answers 503.
+   */
+  readonly emailLinkBaseUrl?: string
   /** Guards `/ops/v1`; without it the operator API answers 404. */
   readonly operatorToken?: Redacted.Redacted<string>
   /**

@@ -105,10 +105,12 @@ const errors = {
  * host's configured `baseUrl`, never from the Host header: a forged Host would otherwise put an
  * attacker's domain into a genuine e-mail and hand them the victim's verification token.
  */
-const linkBase = (ctx: RouteContext) =>
-  ctx.options.baseUrl === undefined
+const linkBase = (ctx: RouteContext) => {
+  const base = ctx.options.emailLinkBaseUrl ?? ctx.options.baseUrl
+  return base === undefined
     ? Effect.fail(new LinkBaseMissing())
-    : Effect.succeed(`${ctx.options.baseUrl.replace(/\/+$/, "")}/api/v1/accountsetup/verify/`)
+    : Effect.succeed(`${base.replace(/\/+$/, "")}/api/v1/accountsetup/verify/`)
+}
 
 const ok = (data: Record<string, unknown>) => success({ result: "success", ...data }, 200, noStore)
 
