@@ -2,7 +2,7 @@
  * @module Ticket
  *
  * Download tickets (interface 4.3, DECISIONS.md): the opaque `ticket` of a document `uri`. A
- * ticket is sealed with AES-256-GCM (WebCrypto, so core stays portable) under the KeyRing's
+ * ticket is sealed with AES-256-GCM (the KeyRing's: WebCrypto, or the host's faster one) under the KeyRing's
  * newest `ticket` secret; it binds the account, the API key (id, mode and generation), the
  * document id and version, and an expiry. The key id travels in front, authenticated but not
  * secret, so secrets can rotate while older tickets still open.
@@ -19,10 +19,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Entropy } from "./Entropy.js"
-import { KeyRing, type KeySecret } from "./KeyRing.js"
+import { KeyRing } from "./KeyRing.js"
 
 /** What a ticket grants: one document version, for one key generation, until `expiresAt`. */
 export interface Claims {
