@@ -27,6 +27,8 @@ import {
 } from "@waybill/core"
 import { migrate, StorageKysely } from "@waybill/storage-kysely"
 import { keyRingLayer } from "../src/secrets.js"
+import { Mail, type MailMessage, Mailer, ProvisioningStore } from "@waybill/core"
+import { ProvisioningStoreContract } from "@waybill/testkit"
 
 type Script = (request: WebhookRequest, call: number) => Effect.Effect<WebhookResponse>
 
@@ -56,14 +58,17 @@ const setup = (script: Script) =>
           return script(request, sent.length)
         })
     })
+    const mails: Array<MailMessage> = []
+    const mailer = Layer.succeed(Mailer, { send: (m: MailMessage) => Effect.sync(() => void mails.push(m)) })
     const layer = Layer.mergeAll(
+      mailer,
       StorageKysely.layer(db),
       keyRingLayer(new Uint8Array(32).fill(7)),
       Layer.succeed(Entropy, { bytes: (n) => Effect.succeed(new Uint8Array(n)) }),
       transport
     )
     const context = yield* Layer.build(layer)
-    return { sent, context }
+    return { sent, context, mails }
   })
 
 let seq = 0
@@ -186,8 +191,13 @@ describe("Webhooks.dispatchOnce", () => {
 
   it.scoped("disables an endpoint after 5 days of failures", () =>
     Effect.gen(function* () {
-      const { context } = yield* setup(() => Effect.succeed(down))
+      const { context, mails } = yield* setup(() => Effect.succeed(down))
       yield* Effect.gen(function* () {
+        // The account was made by provisioning, so its owner has an address to be told at.
+        const owner = ProvisioningStoreContract.registration()
+        yield* Effect.flatMap(ProvisioningStore, (p) =>
+          p.insert({ ...owner, state: { ...owner.state, customerNo: "103" } })
+        )
         const e = yield* endpointRecord("103", { failingSince: 0 })
         yield* TestClock.setTime(5 * 86_400_000 - 1)
         yield* append("103", "T4", "shipment.booked")
@@ -198,6 +208,10 @@ describe("Webhooks.dispatchOnce", () => {
         yield* round
         const after = Option.getOrThrow(yield* store.findEndpoint(e.id))
         expect([after.enabled, after.disabledReason]).toEqual([false, "failing"])
+        expect(mails).toEqual([
+          { _tag: "WebhookDisabled", to: owner.email, endpointId: e.id, url: e.url, reason: "failing" }
+        ])
+        expect(Mail.render(mails[0]!).text).toContain(e.url)
       }).pipe(Effect.provide(context))
     })
   )

@@ -24,7 +24,19 @@ export interface VerificationMessage {
   readonly linkExpiresAt: number
 }
 
-export type MailMessage = VerificationMessage
+/**
+ * Tells an account's owner that Waybill stopped delivering to one of their webhook endpoints
+ * (it answered 410, or failed for days), so they can fix it and re-enable it.
+ */
+export interface WebhookDisabledMessage {
+  readonly _tag: "WebhookDisabled"
+  readonly to: string
+  readonly endpointId: string
+  readonly url: string
+  readonly reason: "gone" | "failing"
+}
+
+export type MailMessage = VerificationMessage | WebhookDisabledMessage
 
 /** Delivery failed (connection, refusal, disk). The cause is for logs; the message is for operators. */
 export class MailFailed extends Schema.TaggedError<MailFailed>()("MailFailed", {
@@ -52,6 +64,27 @@ const escapeHtml = (s: string) =>
 
 /** Renders a message. The only place the code and link leave their `Redacted` wrapper. */
 export const render = (message: MailMessage): Rendered => {
+  if (message._tag === "WebhookDisabled") {
+    const why =
+      message.reason === "gone"
+        ? "it answered 410 Gone, which says it will never accept deliveries again"
+        : "every delivery to it failed for 5 days"
+    return {
+      to: message.to,
+      subject: "A webhook endpoint was disabled",
+      text: [
+        `Waybill stopped delivering events to your webhook endpoint ${message.endpointId}`,
+        `(${message.url}) because ${why}.`,
+        "",
+        "Events are kept for 30 days. Fix the endpoint, enable it again, and recover what it missed."
+      ].join("\n"),
+      html: [
+        `<p>Waybill stopped delivering events to your webhook endpoint <code>${escapeHtml(message.endpointId)}</code>`,
+        ` (${escapeHtml(message.url)}) because ${escapeHtml(why)}.</p>`,
+        "<p>Events are kept for 30 days. Fix the endpoint, enable it again, and recover what it missed.</p>"
+      ].join("")
+    }
+  }
   const code = Redacted.value(message.code)
   const link = Redacted.value(message.link)
   const codeMinutes = new Date(message.codeExpiresAt).toISOString()

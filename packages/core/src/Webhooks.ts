@@ -42,6 +42,8 @@ import {
   WebhookStore
 } from "./WebhookStore.js"
 import { WebhookTransport } from "./WebhookTransport.js"
+import { Mailer } from "./Mailer.js"
+import { ProvisioningStore } from "./ProvisioningStore.js"
 
 /** The event types an endpoint can select (`webhook.test` is sent on request only). */
 export const selectableTypes: ReadonlyArray<EventType> = [
@@ -66,6 +68,36 @@ export const rotationOverlapMs = 24 * 60 * 60 * 1000
 
 /** Finished deliveries and log lines are kept this long (events themselves stay). */
 export const retentionMs = 30 * 24 * 60 * 60 * 1000
+
+/**
+ * Tells the account's owner that an endpoint was disabled, by e-mail to the account's primary
+ * user (known for accounts made by provisioning) when the host has a Mailer. Best effort: a
+ * missing address or a failed send is logged and never stops delivery of other endpoints.
+ */
+const tellOwner = (
+  endpoint: { readonly id: string; readonly url: string; readonly customerNo: string },
+  reason: "gone" | "failing"
+) =>
+  Effect.gen(function* () {
+    const mailer = yield* Effect.serviceOption(Mailer)
+    const registrations = yield* Effect.serviceOption(ProvisioningStore)
+    if (Option.isNone(mailer) || Option.isNone(registrations)) return
+    const owner = yield* registrations.value.findByCustomerNo(endpoint.customerNo)
+    if (Option.isNone(owner)) return
+    yield* mailer.value.send({
+      _tag: "WebhookDisabled",
+      to: owner.value.email,
+      endpointId: endpoint.id,
+      url: endpoint.url,
+      reason
+    })
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning("waybill webhooks: could not tell the owner about a disabled endpoint", cause).pipe(
+        Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
+      )
+    )
+  )
 
 /** After this long of nothing but failures an endpoint is disabled. */
 export const disableAfterMs = 5 * 24 * 60 * 60 * 1000
@@ -403,10 +435,12 @@ const deliver = (owner: string, claimed: Claimed) =>
       yield* Effect.logWarning("waybill webhooks: endpoint answered 410 and was disabled").pipe(
         Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
       )
+      yield* tellOwner(endpoint, "gone")
     } else if (yield* store.noteHealth({ endpointId: endpoint.id, ok, now: at, disableAfterMs })) {
       yield* Effect.logWarning("waybill webhooks: endpoint failed for 5 days and was disabled").pipe(
         Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
       )
+      yield* tellOwner(endpoint, "failing")
     }
     return ok
   })
