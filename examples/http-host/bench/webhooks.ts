@@ -92,6 +92,17 @@ const main = async () => {
       const m = process.memoryUsage()
       samples.push({ rss: m.rss, heap: m.heapUsed })
     }, 250)
+    // Raw heap peaks include garbage not yet collected; what must stay flat is what survives a
+    // full collection. With --expose-gc (as `pnpm bench` runs it) that is sampled every second.
+    const gc = (globalThis as { gc?: () => void }).gc
+    const retained: Array<number> = []
+    const retainedSampler =
+      gc === undefined
+        ? undefined
+        : setInterval(() => {
+            gc()
+            retained.push(process.memoryUsage().heapUsed)
+          }, 1000)
     const started = performance.now()
     let rounds = 0
     await Effect.runPromise(
@@ -105,6 +116,9 @@ const main = async () => {
     )
     const seconds = (performance.now() - started) / 1000
     clearInterval(sampler)
+    if (retainedSampler !== undefined) clearInterval(retainedSampler)
+    const rthird = Math.max(1, Math.floor(retained.length / 3))
+    const mean = (xs: Array<number>) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
     const third = Math.max(1, Math.floor(samples.length / 3))
     const peak = (xs: typeof samples, k: "rss" | "heap") => Math.max(...xs.map((x) => x[k]))
     const result = {
@@ -117,7 +131,9 @@ const main = async () => {
       rounds,
       heapFirstThirdPeak: mb(peak(samples.slice(0, third), "heap")),
       heapLastThirdPeak: mb(peak(samples.slice(-third), "heap")),
-      rssPeak: mb(peak(samples, "rss"))
+      rssPeak: mb(peak(samples, "rss")),
+      retainedHeapFirstThird: gc === undefined ? "run with --expose-gc" : mb(mean(retained.slice(0, rthird))),
+      retainedHeapLastThird: gc === undefined ? "run with --expose-gc" : mb(mean(retained.slice(-rthird)))
     }
     console.log(JSON.stringify(result, null, 2))
     if (received < EVENTS) throw new Error(`only ${received} of ${EVENTS} deliveries arrived`)
