@@ -96,6 +96,47 @@ const toStoredEvent = (r: Selectable<EventsTable>): Webhook.StoredEvent => ({
 
 type Db = Kysely<WaybillDatabase>
 
+/** The columns of a new delivery row, in the order every delivery insert selects them. */
+const DELIVERY_COLUMNS = [
+  "endpoint_id",
+  "event_id",
+  "track_no",
+  "sequence",
+  "status",
+  "attempts",
+  "next_attempt_at",
+  "lease_owner",
+  "lease_until",
+  "last_status",
+  "created_at",
+  "updated_at"
+] as const
+
+/**
+ * Stored events joined to the subscriptions that select them, shaped as new pending delivery
+ * rows due at `now`: what requeue and recover insert, each narrowed by its own `where`.
+ */
+const newDeliveries = (c: Db, now: number) =>
+  c
+    .selectFrom("waybill_events as ev")
+    .innerJoin("waybill_webhook_subscriptions as s", (j) =>
+      j.onRef("s.customer_no", "=", "ev.customer_no").onRef("s.event_type", "=", "ev.type")
+    )
+    .select((eb) => [
+      "s.endpoint_id",
+      "ev.id",
+      "ev.track_no",
+      "ev.sequence",
+      eb.val("pending").as("status"),
+      eb.val(0).as("attempts"),
+      eb.val(now).as("next_attempt_at"),
+      sql<null>`null`.as("lease_owner"),
+      eb.val(0).as("lease_until"),
+      sql<null>`null`.as("last_status"),
+      eb.val(now).as("created_at"),
+      eb.val(now).as("updated_at")
+    ])
+
 /**
  * Inserts the deliveries of one just-appended event: one per enabled endpoint of the account
  * that selected its type, in one `INSERT ... SELECT`. Called by the outbox inside the append's
@@ -114,20 +155,7 @@ export const fanOut = (
 ) =>
   c
     .insertInto("waybill_webhook_deliveries")
-    .columns([
-      "endpoint_id",
-      "event_id",
-      "track_no",
-      "sequence",
-      "status",
-      "attempts",
-      "next_attempt_at",
-      "lease_owner",
-      "lease_until",
-      "last_status",
-      "created_at",
-      "updated_at"
-    ])
+    .columns(DELIVERY_COLUMNS)
     .expression((eb) =>
       eb
         .selectFrom("waybill_webhook_subscriptions")
@@ -427,20 +455,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
       query("webhooks.enqueue", (c) =>
         c
           .insertInto("waybill_webhook_deliveries")
-          .columns([
-            "endpoint_id",
-            "event_id",
-            "track_no",
-            "sequence",
-            "status",
-            "attempts",
-            "next_attempt_at",
-            "lease_owner",
-            "lease_until",
-            "last_status",
-            "created_at",
-            "updated_at"
-          ])
+          .columns(DELIVERY_COLUMNS)
           .expression((eb) =>
             eb
               .selectFrom("waybill_events")
@@ -482,43 +497,8 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           const inserted = yield* query("webhooks.requeue-missing", (c) =>
             c
               .insertInto("waybill_webhook_deliveries")
-              .columns([
-                "endpoint_id",
-                "event_id",
-                "track_no",
-                "sequence",
-                "status",
-                "attempts",
-                "next_attempt_at",
-                "lease_owner",
-                "lease_until",
-                "last_status",
-                "created_at",
-                "updated_at"
-              ])
-              .expression((eb) =>
-                eb
-                  .selectFrom("waybill_events as ev")
-                  .innerJoin("waybill_webhook_subscriptions as s", (j) =>
-                    j.onRef("s.customer_no", "=", "ev.customer_no").onRef("s.event_type", "=", "ev.type")
-                  )
-                  .select([
-                    "s.endpoint_id",
-                    "ev.id",
-                    "ev.track_no",
-                    "ev.sequence",
-                    eb.val("pending").as("status"),
-                    eb.val(0).as("attempts"),
-                    eb.val(now).as("next_attempt_at"),
-                    sql<null>`null`.as("lease_owner"),
-                    eb.val(0).as("lease_until"),
-                    sql<null>`null`.as("last_status"),
-                    eb.val(now).as("created_at"),
-                    eb.val(now).as("updated_at")
-                  ])
-                  .where("ev.id", "=", eventId)
-                  .where("s.enabled", "=", 1)
-              )
+              .columns(DELIVERY_COLUMNS)
+              .expression(newDeliveries(c, now).where("ev.id", "=", eventId).where("s.enabled", "=", 1))
               .onConflict((oc) => oc.columns(["endpoint_id", "event_id"]).doNothing())
               .executeTakeFirst()
           )
@@ -530,42 +510,9 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
       query("webhooks.recover", (c) =>
         c
           .insertInto("waybill_webhook_deliveries")
-          .columns([
-            "endpoint_id",
-            "event_id",
-            "track_no",
-            "sequence",
-            "status",
-            "attempts",
-            "next_attempt_at",
-            "lease_owner",
-            "lease_until",
-            "last_status",
-            "created_at",
-            "updated_at"
-          ])
-          .expression((eb) =>
-            eb
-              .selectFrom("waybill_events as ev")
-              .innerJoin("waybill_webhook_subscriptions as s", (j) =>
-                j.onRef("s.customer_no", "=", "ev.customer_no").onRef("s.event_type", "=", "ev.type")
-              )
-              .select([
-                "s.endpoint_id",
-                "ev.id",
-                "ev.track_no",
-                "ev.sequence",
-                eb.val("pending").as("status"),
-                eb.val(0).as("attempts"),
-                eb.val(now).as("next_attempt_at"),
-                sql<null>`null`.as("lease_owner"),
-                eb.val(0).as("lease_until"),
-                sql<null>`null`.as("last_status"),
-                eb.val(now).as("created_at"),
-                eb.val(now).as("updated_at")
-              ])
-              .where("s.endpoint_id", "=", endpointId)
-              .where("ev.occurred_at", ">=", since)
+          .columns(DELIVERY_COLUMNS)
+          .expression(
+            newDeliveries(c, now).where("s.endpoint_id", "=", endpointId).where("ev.occurred_at", ">=", since)
           )
           .onConflict((oc) =>
             oc
