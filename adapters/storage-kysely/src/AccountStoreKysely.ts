@@ -12,7 +12,22 @@ import { type AccountStoreShape } from "./internal/core.js"
 
 /** `AccountStore` over Kysely: customers, key slots (hashes only) and account links. */
 export const makeAccountStore = (conn: Connection): AccountStoreShape => {
-  const { query, queryUnique } = conn
+  const { execute, prepare, query, queryUnique } = conn
+  const keyWithAccountSql = prepare((c, p: { readonly hash: string }) =>
+    c
+      .selectFrom("waybill_api_keys as k")
+      .innerJoin("waybill_accounts as a", "a.customer_no", "k.customer_no")
+      .selectAll("k")
+      .select([
+        "a.name as account_name",
+        "a.cancel_mode as account_cancel_mode",
+        "a.rate_card as account_rate_card",
+        "a.ip_allowlist as account_ip_allowlist",
+        "a.created_at as account_created_at"
+      ])
+      .where("k.hash", "=", p.hash)
+      .where(sql.ref("k.hash"), "<>", sql.lit(""))
+  )
 
   const accounts: AccountStoreShape = {
     insertAccount: (account) =>
@@ -68,27 +83,13 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
               .executeTakeFirst()
           ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), Rows.toKey))),
 
+    // Runs on every keyed request: a prepared statement (synchronous on SQLite).
     findKeyWithAccount: (hash) =>
       hash === ""
         ? Effect.succeed(Option.none())
-        : query("api_keys.select-with-account", (c) =>
-            c
-              .selectFrom("waybill_api_keys as k")
-              .innerJoin("waybill_accounts as a", "a.customer_no", "k.customer_no")
-              .selectAll("k")
-              .select([
-                "a.name as account_name",
-                "a.cancel_mode as account_cancel_mode",
-                "a.rate_card as account_rate_card",
-                "a.ip_allowlist as account_ip_allowlist",
-                "a.created_at as account_created_at"
-              ])
-              .where("k.hash", "=", hash)
-              .where(sql.ref("k.hash"), "<>", sql.lit(""))
-              .executeTakeFirst()
-          ).pipe(
-            Effect.map((row) =>
-              Option.map(Option.fromNullable(row), (r) => ({
+        : execute("api_keys.select-with-account", keyWithAccountSql({ hash })).pipe(
+            Effect.map((result) =>
+              Option.map(Option.fromNullable(result.rows[0]), (r) => ({
                 key: Rows.toKey(r),
                 account: Rows.toAccount({
                   customer_no: r.customer_no,

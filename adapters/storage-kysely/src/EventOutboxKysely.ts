@@ -11,7 +11,8 @@ import { fanOut } from "./WebhookStoreKysely.js"
 
 /** `EventOutbox` over Kysely: domain events with a per-shipment sequence. */
 export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
-  const { insertRows, query, withTransaction } = conn
+  const { compileInsert, execute, prepare, query, withTransaction } = conn
+  const fanOutSql = prepare(fanOut)
 
   const outbox: EventOutboxShape = {
     // Two statements in one transaction. Concurrent appends for one shipment are serialized
@@ -41,9 +42,19 @@ export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
             occurredAt: event.occurredAt,
             data: event.data
           }
-          yield* query("events.insert", (c) => insertRows(c, "waybill_events", [Rows.eventRow(stored)]))
+          yield* execute("events.insert", compileInsert("waybill_events", [Rows.eventRow(stored)]))
           // Webhook deliveries commit with the event: one row per endpoint that selected its type.
-          yield* query("events.webhook-fan-out", (c) => fanOut(c, stored))
+          yield* execute(
+            "events.webhook-fan-out",
+            fanOutSql({
+              id: stored.id,
+              customerNo: stored.customerNo,
+              trackNo: stored.trackNo,
+              type: stored.type,
+              sequence: stored.sequence,
+              occurredAt: stored.occurredAt
+            })
+          )
           return stored
         })
       ),

@@ -10,7 +10,10 @@ import { type IpBlocklistShape } from "./internal/core.js"
 
 /** `IpBlocklist` over Kysely: blocked client addresses with an end time. */
 export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
-  const { query } = conn
+  const { execute, prepare, query } = conn
+  const findSql = prepare((c, p: { readonly ipKey: string }) =>
+    c.selectFrom("waybill_ip_blocks").selectAll().where("ip_key", "=", p.ipKey)
+  )
 
   const ipBlock = (r: { ip_key: string; until: unknown; reason: string; created_at: unknown; strikes: unknown }) => ({
     ipKey: r.ip_key,
@@ -21,10 +24,11 @@ export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
   })
 
   const ipBlocks: IpBlocklistShape = {
+    // Runs before every keyed request: a prepared statement (synchronous on SQLite).
     find: (ipKey) =>
-      query("ip_blocks.find", (c) =>
-        c.selectFrom("waybill_ip_blocks").selectAll().where("ip_key", "=", ipKey).executeTakeFirst()
-      ).pipe(Effect.map((r) => Option.map(Option.fromNullable(r), ipBlock))),
+      execute("ip_blocks.find", findSql({ ipKey })).pipe(
+        Effect.map((r) => Option.map(Option.fromNullable(r.rows[0]), ipBlock))
+      ),
     put: (b) =>
       query("ip_blocks.put", (c) =>
         c

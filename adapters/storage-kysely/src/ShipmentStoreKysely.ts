@@ -12,7 +12,7 @@ import { type ShipmentStoreShape, VersionConflict } from "./internal/core.js"
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
-  const { insertRows, query, queryUnique, withTransaction } = conn
+  const { compileInsert, execute, executeUnique, query, withTransaction } = conn
 
   const children = (trackNo: string) =>
     Effect.all([
@@ -38,18 +38,21 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
     insert: (s) =>
       withTransaction(
         Effect.gen(function* () {
-          yield* queryUnique("shipments.insert", "track_no", (c) =>
-            insertRows(c, "waybill_shipments", [Rows.shipmentRow(s)])
+          yield* executeUnique(
+            "shipments.insert",
+            "track_no",
+            compileInsert("waybill_shipments", [Rows.shipmentRow(s)])
           )
           if (s.stops.length > 0) {
-            yield* query("stops.insert", (c) => insertRows(c, "waybill_stops", s.stops.map(Rows.stopRow(s.trackNo))))
+            yield* execute("stops.insert", compileInsert("waybill_stops", s.stops.map(Rows.stopRow(s.trackNo))))
           }
           if (s.legs.length > 0) {
-            yield* query("legs.insert", (c) => insertRows(c, "waybill_legs", s.legs.map(Rows.legRow(s.trackNo))))
+            yield* execute("legs.insert", compileInsert("waybill_legs", s.legs.map(Rows.legRow(s.trackNo))))
           }
           if (s.pieceDetails.length > 0) {
-            yield* query("pieces.insert", (c) =>
-              insertRows(c, "waybill_pieces", s.pieceDetails.map(Rows.pieceRow(s.trackNo)))
+            yield* execute(
+              "pieces.insert",
+              compileInsert("waybill_pieces", s.pieceDetails.map(Rows.pieceRow(s.trackNo)))
             )
           }
         })

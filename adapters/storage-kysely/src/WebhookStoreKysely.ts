@@ -138,9 +138,10 @@ const newDeliveries = (c: Db, now: number) =>
     ])
 
 /**
- * Inserts the deliveries of one just-appended event: one per enabled endpoint of the account
- * that selected its type, in one `INSERT ... SELECT`. Called by the outbox inside the append's
- * transaction, so an event and its deliveries commit or roll back together.
+ * The deliveries of one just-appended event: one per enabled endpoint of the account that
+ * selected its type, in one `INSERT ... SELECT` (not yet run; the outbox prepares it once and
+ * runs it inside the append's transaction, so an event and its deliveries commit or roll back
+ * together).
  */
 export const fanOut = (
   c: Db,
@@ -177,7 +178,6 @@ export const fanOut = (
         .where("event_type", "=", event.type)
         .where("enabled", "=", 1)
     )
-    .execute()
 
 /** `WebhookStore` over Kysely. */
 export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Kysely, SqliteDialect } from "kysely"
-import { migrate, StorageKysely } from "../src/index.js"
+import { migrate, sqliteKysely, StorageKysely } from "../src/index.js"
 
 /** One database setup the suites run against. */
 export interface Target {
@@ -48,8 +48,27 @@ const sqliteFileWal: Target = {
   })
 }
 
+/** A WAL file registered for the synchronous path (`sqliteKysely`): statements skip Kysely's driver. */
+const sqliteFileSync: Target = {
+  name: "sqlite (file, WAL, synchronous path)",
+  database: Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-storage-"))),
+      (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+    )
+    return yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const sqlite = new Database(path.join(dir, "waybill.db"))
+        sqlite.pragma("journal_mode = WAL")
+        return sqliteKysely<any>(sqlite)
+      }),
+      (db) => Effect.promise(() => db.destroy())
+    )
+  })
+}
+
 const registry: Readonly<Record<string, ReadonlyArray<Target>>> = {
-  sqlite: [sqliteMemory, sqliteFileWal]
+  sqlite: [sqliteMemory, sqliteFileWal, sqliteFileSync]
 }
 
 const requested = (process.env["WAYBILL_TEST_DIALECTS"] ?? "sqlite")

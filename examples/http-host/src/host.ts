@@ -13,14 +13,14 @@ import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
-import { Kysely, SqliteDialect } from "kysely"
+import type { Kysely } from "kysely"
 import { type Cancel, Entropy, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
 import { BlobFs } from "@waybill/blob-fs"
 import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
-import { migrate, StorageKysely, type WaybillDatabase, withStatementCache } from "@waybill/storage-kysely"
+import { migrate, sqliteKysely, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
 import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
 import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from "./webhooks.js"
@@ -49,7 +49,8 @@ export const openDatabase = async (file: string): Promise<OpenDatabase> => {
   sqlite.pragma("synchronous = NORMAL")
   sqlite.pragma("busy_timeout = 5000")
   sqlite.pragma("foreign_keys = ON")
-  const db = new Kysely<WaybillDatabase>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  // Registered for the synchronous path: Waybill's statements run on the handle directly.
+  const db = sqliteKysely<WaybillDatabase>(sqlite)
   await Effect.runPromise(migrate(db))
   return { db, close: () => db.destroy() }
 }

@@ -2,17 +2,30 @@
  * A database handle that knows the current fiber's transaction. Every store module is built
  * from one `Connection`, so all stores over one database share transactions: inside
  * `withTransaction`, each store call made by that fiber runs on the transaction.
+ *
+ * Two ways to run a statement:
+ * - through Kysely (`query`, `queryUnique`): any dialect, always asynchronous;
+ * - as a compiled statement (`execute`, `executeUnique`, with SQL from `prepare` or
+ *   `compileInsert`): when the Kysely instance is registered over a synchronous SQLite handle
+ *   (`SyncSqlite`), it runs on that handle synchronously, with no promise and no fiber
+ *   suspension; otherwise it goes through Kysely like `query`. The hot paths (booking, key
+ *   lookup) use this form.
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
-import { CompiledQuery, type ControlledTransaction, type Kysely } from "kysely"
+import { type Compilable, CompiledQuery, type ControlledTransaction, type Kysely, type QueryResult } from "kysely"
+import { registeredSqlite, type SqliteDatabase, type SqliteStatement } from "../SyncSqlite.js"
 import type { WaybillDatabase } from "../Tables.js"
 import { DuplicateKey, StorageError } from "./core.js"
 import { isUniqueViolation } from "./errors.js"
+import { lockOf } from "./lock.js"
 
 export type Db = Kysely<WaybillDatabase>
 type Trx = ControlledTransaction<WaybillDatabase>
+
+type Table = keyof WaybillDatabase & string
 
 export interface Connection {
   /** The database itself (outside any transaction). */
@@ -28,61 +41,118 @@ export interface Connection {
     run: (c: Db) => Promise<A>
   ) => Effect.Effect<A, DuplicateKey | StorageError>
   /**
-   * Inserts rows that all have the same columns, compiling the statement once per table,
-   * column list and row count (Kysely would rebuild and recompile it on every call, which costs
-   * more than running it). Runs on the fiber's transaction like `query`.
+   * Runs a compiled statement on the fiber's transaction (or the database): synchronously on a
+   * registered SQLite handle, else through Kysely. Driver errors become `StorageError`.
    */
-  readonly insertRows: (
-    c: Db,
-    table: keyof WaybillDatabase & string,
-    rows: ReadonlyArray<Readonly<Record<string, unknown>>>
-  ) => Promise<unknown>
+  readonly execute: <R>(operation: string, compiled: CompiledQuery<R>) => Effect.Effect<QueryResult<R>, StorageError>
+  /** Like `execute`, but a unique violation is `DuplicateKey({ what })`. */
+  readonly executeUnique: <R>(
+    operation: string,
+    what: DuplicateKey["what"],
+    compiled: CompiledQuery<R>
+  ) => Effect.Effect<QueryResult<R>, DuplicateKey | StorageError>
+  /**
+   * A statement compiled once: `build` runs with placeholder parameters the first time, and
+   * later calls only bind `params` to the SQL text Kysely produced (Kysely would rebuild and
+   * recompile the query on every call, which costs more than running it). `build` must not
+   * branch on the values it is given. Parameters that are arrays or objects, or a query Kysely
+   * does not bind exactly as given, fall back to compiling on every call.
+   */
+  readonly prepare: <P extends Readonly<Record<string, unknown>>, O>(
+    build: (c: Db, params: P) => Compilable<O>
+  ) => (params: P) => CompiledQuery<O>
+  /**
+   * An insert of rows that all have the same columns, compiled once per table, column list and
+   * row count, for {@link execute}.
+   */
+  readonly compileInsert: (table: Table, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => CompiledQuery
   /** Runs `self` in a transaction, or joins the one this fiber has open. */
   readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>
 }
 
+/** What a fiber's transaction slot holds: a Kysely transaction, or the mark of a SQLite one. */
+type Open = { readonly _tag: "Kysely"; readonly trx: Trx } | { readonly _tag: "Sqlite" }
+
+const SQLITE_OPEN: Open = { _tag: "Sqlite" }
+
+const SENTINEL = "\u0000waybill-param:"
+
 /** Each call gets its own transaction `FiberRef`, so two databases never see each other's transactions. */
 export const makeConnection = (database: Kysely<any>): Connection => {
   const db: Db = database
-  const current = FiberRef.unsafeMake<Option.Option<Trx>>(Option.none())
+  const current = FiberRef.unsafeMake<Option.Option<Open>>(Option.none())
+  const sqlite = registeredSqlite(database)
 
-  /** The open transaction of this fiber, else the database itself. */
-  const connection: Effect.Effect<Db> = Effect.map(
-    FiberRef.get(current),
-    Option.getOrElse(() => db)
+  const prepare: Connection["prepare"] = (build) => {
+    let template:
+      | { readonly sql: string; readonly slots: ReadonlyArray<string | { value: unknown }> }
+      | null
+      | undefined
+    return (params) => {
+      if (template === undefined) template = compileTemplate(db, build, params)
+      if (template === null) return build(db, params).compile()
+      const slots = template.slots
+      const parameters = new Array<unknown>(slots.length)
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i]!
+        parameters[i] = typeof slot === "string" ? params[slot] : slot.value
+      }
+      return CompiledQuery.raw(template.sql, parameters) as CompiledQuery<never>
+    }
+  }
+
+  // SQL text per insert shape, produced by the host's own Kysely (so its dialect and plugins
+  // apply). A shape is cached only after checking that Kysely bound exactly the row values, in
+  // column order; otherwise it is compiled per call as usual.
+  const insertSql = new Map<string, string | null>()
+  const compileInsert: Connection["compileInsert"] = (table, rows) => {
+    const columns = Object.keys(rows[0] ?? {})
+    const parameters = rows.flatMap((row) => columns.map((column) => row[column]))
+    const shape = `${table}|${columns.join(",")}|${rows.length}`
+    const cached = insertSql.get(shape)
+    if (typeof cached === "string") return CompiledQuery.raw(cached, parameters)
+    const compiled = db
+      .insertInto(table)
+      .values(rows as never)
+      .compile()
+    if (cached === undefined && insertSql.size < 512) {
+      const same =
+        compiled.parameters.length === parameters.length && compiled.parameters.every((p, i) => p === parameters[i])
+      insertSql.set(shape, same ? compiled.sql : null)
+    }
+    return compiled
+  }
+
+  const mode = sqlite === undefined ? kyselyMode(db, current) : sqliteMode(db, sqlite, current)
+  return { db, prepare, compileInsert, ...mode }
+}
+
+type Mode = Pick<Connection, "connection" | "query" | "queryUnique" | "execute" | "executeUnique" | "withTransaction">
+
+const storageError = (operation: string) => (cause: unknown) => new StorageError({ operation, cause })
+const uniqueError =
+  (operation: string, what: DuplicateKey["what"]) =>
+  (cause: unknown): DuplicateKey | StorageError =>
+    isUniqueViolation(cause) ? new DuplicateKey({ what }) : new StorageError({ operation, cause })
+
+/** Every statement through Kysely; transactions are Kysely controlled transactions. */
+const kyselyMode = (db: Db, current: FiberRef.FiberRef<Option.Option<Open>>): Mode => {
+  const connection: Effect.Effect<Db> = Effect.map(FiberRef.get(current), (open) =>
+    Option.isSome(open) && open.value._tag === "Kysely" ? open.value.trx : db
   )
-
-  const query = <A>(operation: string, run: (c: Db) => Promise<A>): Effect.Effect<A, StorageError> =>
-    Effect.flatMap(connection, (c) =>
-      Effect.tryPromise({ try: () => run(c), catch: (cause) => new StorageError({ operation, cause }) })
-    )
-
-  const queryUnique = <A>(
-    operation: string,
-    what: DuplicateKey["what"],
-    run: (c: Db) => Promise<A>
-  ): Effect.Effect<A, DuplicateKey | StorageError> =>
-    Effect.flatMap(connection, (c) =>
-      Effect.tryPromise({
-        try: () => run(c),
-        catch: (cause): DuplicateKey | StorageError =>
-          isUniqueViolation(cause) ? new DuplicateKey({ what }) : new StorageError({ operation, cause })
-      })
-    )
+  const through = <A, E>(run: (c: Db) => Promise<A>, onError: (cause: unknown) => E): Effect.Effect<A, E> =>
+    Effect.flatMap(connection, (c) => Effect.tryPromise({ try: () => run(c), catch: onError }))
 
   const begin: Effect.Effect<Trx, StorageError> = Effect.tryPromise({
     try: () => db.startTransaction().execute(),
-    catch: (cause) => new StorageError({ operation: "transaction.begin", cause })
+    catch: storageError("transaction.begin")
   })
 
   // Uninterruptible: once COMMIT is sent its outcome must be known before release decides
   // whether a ROLLBACK is still owed.
   const commit = (trx: Trx): Effect.Effect<void, StorageError> =>
     Effect.uninterruptible(
-      Effect.tryPromise({
-        try: () => trx.commit().execute(),
-        catch: (cause) => new StorageError({ operation: "transaction.commit", cause })
-      })
+      Effect.tryPromise({ try: () => trx.commit().execute(), catch: storageError("transaction.commit") })
     )
 
   // Runs after a failure, defect, interruption or failed COMMIT. Kysely releases the
@@ -95,40 +165,169 @@ export const makeConnection = (database: Kysely<any>): Connection => {
           Effect.catchAllCause((cause) => Effect.logWarning("waybill storage: rollback failed", cause))
         )
 
-  const withTransaction = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
-    Effect.flatMap(
-      FiberRef.get(current),
-      (open): Effect.Effect<A, E | StorageError, R> =>
-        Option.isSome(open)
-          ? self // nested: join the outer transaction; the outermost call commits or rolls back
-          : Effect.acquireUseRelease(
-              begin,
-              (trx) => Effect.zipLeft(Effect.locally(self, current, Option.some(trx)), commit(trx)),
-              rollback
-            )
-    )
+  return {
+    connection,
+    query: (operation, run) => through(run, storageError(operation)),
+    queryUnique: (operation, what, run) => through(run, uniqueError(operation, what)),
+    execute: (operation, compiled) => through((c) => c.executeQuery(compiled), storageError(operation)),
+    executeUnique: (operation, what, compiled) =>
+      through((c) => c.executeQuery(compiled), uniqueError(operation, what)),
+    withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
+      Effect.flatMap(
+        FiberRef.get(current),
+        (open): Effect.Effect<A, E | StorageError, R> =>
+          Option.isSome(open)
+            ? self // nested: join the outer transaction; the outermost call commits or rolls back
+            : Effect.acquireUseRelease(
+                begin,
+                (trx) =>
+                  Effect.zipLeft(
+                    Effect.locally(self, current, Option.some<Open>({ _tag: "Kysely", trx })),
+                    commit(trx)
+                  ),
+                rollback
+              )
+      )
+  }
+}
 
-  // SQL text per insert shape, produced by the host's own Kysely (so its dialect and plugins
-  // apply). A shape is cached only after checking that Kysely bound exactly the row values, in
-  // column order; otherwise it is compiled per call as usual.
-  const insertSql = new Map<string, string | null>()
-  const insertRows: Connection["insertRows"] = (c, table, rows) => {
-    const columns = Object.keys(rows[0] ?? {})
-    const parameters = rows.flatMap((row) => columns.map((column) => row[column]))
-    const shape = `${table}|${columns.join(",")}|${rows.length}`
-    const cached = insertSql.get(shape)
-    if (typeof cached === "string") return c.executeQuery(CompiledQuery.raw(cached, parameters))
-    const compiled = c
-      .insertInto(table)
-      .values(rows as never)
-      .compile()
-    if (cached === undefined && insertSql.size < 512) {
-      const same =
-        compiled.parameters.length === parameters.length && compiled.parameters.every((p, i) => p === parameters[i])
-      insertSql.set(shape, same ? compiled.sql : null)
-    }
-    return c.executeQuery(compiled)
+/**
+ * Compiled statements run on the SQLite handle synchronously; transactions are `BEGIN` /
+ * `COMMIT` on the handle under the handle's lock. A fiber that does not own the open
+ * transaction waits for the lock before any statement; Kysely-built queries (asynchronous)
+ * hold the lock while they run, so no transaction can begin underneath them.
+ */
+const sqliteMode = (db: Db, sqlite: SqliteDatabase, current: FiberRef.FiberRef<Option.Option<Open>>): Mode => {
+  const lock = lockOf(sqlite)
+  const statements = statementCacheOf(sqlite)
+
+  const run = (compiled: CompiledQuery<any>): QueryResult<any> => {
+    const statement = statements(compiled.sql)
+    if (statement.reader) return { rows: statement.all(compiled.parameters) }
+    const result = statement.run(compiled.parameters)
+    return { rows: [], numAffectedRows: BigInt(result.changes), insertId: BigInt(result.lastInsertRowid) }
   }
 
-  return { db, connection, query, queryUnique, withTransaction, insertRows }
+  /** `effect` with the lock held, unless this fiber owns the open transaction (it holds it already). */
+  const guarded = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.flatMap(FiberRef.get(current), (open) =>
+      Option.isSome(open)
+        ? effect
+        : Effect.acquireUseRelease(
+            lock.acquire,
+            () => effect,
+            () => lock.releaseEffect
+          )
+    )
+
+  /** A synchronous statement needs the lock only when another fiber's transaction is open. */
+  const runNow = <R, E>(
+    compiled: CompiledQuery<R>,
+    onError: (cause: unknown) => E
+  ): Effect.Effect<QueryResult<R>, E> => {
+    const attempt = Effect.try({ try: () => run(compiled) as QueryResult<R>, catch: onError })
+    return Effect.suspend(() => (lock.locked ? guarded(attempt) : attempt))
+  }
+
+  const through = <A, E>(run: (c: Db) => Promise<A>, onError: (cause: unknown) => E): Effect.Effect<A, E> =>
+    guarded(Effect.tryPromise({ try: () => run(db), catch: onError }))
+
+  const control = (sql: string) => () => statements(sql).run([])
+
+  const begin: Effect.Effect<void, StorageError> = Effect.zipRight(
+    lock.acquire,
+    Effect.try({ try: control("begin"), catch: storageError("transaction.begin") }).pipe(
+      Effect.tapError(() => lock.releaseEffect)
+    )
+  )
+  const commit = Effect.try({ try: control("commit"), catch: storageError("transaction.commit") })
+  const release = (_: void, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      // After a failure, or a COMMIT that failed and left the transaction open, roll back.
+      const open = sqlite.inTransaction
+      const rollback =
+        Exit.isSuccess(exit) && !open
+          ? Effect.void
+          : Effect.try(control("rollback")).pipe(
+              Effect.catchAllCause((cause) =>
+                open ? Effect.logWarning("waybill storage: rollback failed", cause) : Effect.void
+              )
+            )
+      return Effect.ensuring(rollback, lock.releaseEffect)
+    })
+
+  return {
+    connection: Effect.succeed(db),
+    query: (operation, run) => through(run, storageError(operation)),
+    queryUnique: (operation, what, run) => through(run, uniqueError(operation, what)),
+    execute: (operation, compiled) => runNow(compiled, storageError(operation)),
+    executeUnique: (operation, what, compiled) => runNow(compiled, uniqueError(operation, what)),
+    withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
+      Effect.flatMap(
+        FiberRef.get(current),
+        (open): Effect.Effect<A, E | StorageError, R> =>
+          Option.isSome(open)
+            ? self
+            : Effect.acquireUseRelease(
+                begin,
+                () => Effect.zipLeft(Effect.locally(self, current, Option.some(SQLITE_OPEN)), commit),
+                release
+              )
+      )
+  }
+}
+
+const caches = new WeakMap<SqliteDatabase, (sql: string) => SqliteStatement>()
+
+/** Prepared statements by SQL text, one cache per handle (least recently used beyond 512 dropped). */
+const statementCacheOf = (sqlite: SqliteDatabase): ((sql: string) => SqliteStatement) => {
+  const existing = caches.get(sqlite)
+  if (existing !== undefined) return existing
+  const cache = new Map<string, SqliteStatement>()
+  const get = (sql: string): SqliteStatement => {
+    const hit = cache.get(sql)
+    if (hit !== undefined) return hit
+    const statement = sqlite.prepare(sql)
+    if (cache.size >= 512) cache.delete(cache.keys().next().value as string)
+    cache.set(sql, statement)
+    return statement
+  }
+  caches.set(sqlite, get)
+  return get
+}
+
+/**
+ * The SQL of `build` with a slot per parameter: a parameter name where Kysely bound the
+ * placeholder of that name, or a constant Kysely added itself. `null` when the statement cannot
+ * be reused (see `Connection.prepare`).
+ */
+const compileTemplate = <P extends Readonly<Record<string, unknown>>>(
+  db: Db,
+  build: (c: Db, params: P) => Compilable<unknown>,
+  params: P
+): { readonly sql: string; readonly slots: ReadonlyArray<string | { value: unknown }> } | null => {
+  const names = Object.keys(params)
+  if (names.some((n) => typeof params[n] === "object" && params[n] !== null)) return null
+  const placeholders = Object.fromEntries(names.map((n) => [n, `${SENTINEL}${n}\u0000`])) as unknown as P
+  const compiled = build(db, placeholders).compile()
+  const seen = new Set<string>()
+  const slots = compiled.parameters.map((p): string | { value: unknown } => {
+    if (typeof p === "string" && p.startsWith(SENTINEL)) {
+      const name = p.slice(SENTINEL.length, -1)
+      seen.add(name)
+      return name
+    }
+    return { value: p }
+  })
+  if (seen.size !== names.length || compiled.sql.includes(SENTINEL)) return null
+  // The real call must compile to the same text with the values where the slots say.
+  const real = build(db, params).compile()
+  const same =
+    real.sql === compiled.sql &&
+    real.parameters.length === slots.length &&
+    real.parameters.every((p, i) => {
+      const slot = slots[i]!
+      return typeof slot === "string" ? p === params[slot] : p === slot.value
+    })
+  return same ? { sql: compiled.sql, slots } : null
 }

@@ -1,0 +1,221 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import Database from "better-sqlite3"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import { Fixtures } from "@waybill/testkit"
+import { type Kysely, sql } from "kysely"
+import { migrate, registeredSqlite, sqliteKysely, StorageKysely } from "../src/index.js"
+import { makeConnection } from "../src/internal/connection.js"
+
+/** A migrated WAL file registered for the synchronous path, removed with the scope. */
+const syncDatabase = Effect.gen(function* () {
+  const dir = yield* Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-sync-"))),
+    (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+  )
+  const db = yield* Effect.acquireRelease(
+    Effect.sync(() => {
+      const sqlite = new Database(path.join(dir, "waybill.db"))
+      sqlite.pragma("journal_mode = WAL")
+      return sqliteKysely<any>(sqlite)
+    }),
+    (d) => Effect.promise(() => d.destroy())
+  )
+  yield* migrate(db)
+  return db
+})
+
+/** Lets the event loop turn, so fibers started meanwhile run (a transaction that awaits I/O). */
+const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+
+const account = (customerNo: string) => Fixtures.account({ customerNo })
+
+const countAccounts = (db: Kysely<any>) =>
+  Effect.promise(() =>
+    db
+      .selectFrom("waybill_accounts")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow()
+  ).pipe(Effect.map((r) => Number(r.n)))
+
+describe("sqliteKysely", () => {
+  it.scoped("registers the handle behind the Kysely it makes", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      expect(registeredSqlite(db)).toBeDefined()
+    })
+  )
+})
+
+describe("Connection.prepare", () => {
+  it.scoped("compiles once, then only binds parameters", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      const conn = makeConnection(db)
+      let builds = 0
+      const find = conn.prepare((c, p: { readonly customerNo: string }) => {
+        builds += 1
+        return c.selectFrom("waybill_accounts").select("name").where("customer_no", "=", p.customerNo)
+      })
+      const stores = yield* StorageKysely.make(db)
+      yield* stores.accounts.insertAccount({ ...account("1000001"), name: "One" })
+      yield* stores.accounts.insertAccount({ ...account("1000002"), name: "Two" })
+      const first = yield* conn.execute("t", find({ customerNo: "1000001" }))
+      const buildsAfterFirst = builds
+      const second = yield* conn.execute("t", find({ customerNo: "1000002" }))
+      const third = yield* conn.execute("t", find({ customerNo: "9999999" }))
+      expect(first.rows).toEqual([{ name: "One" }])
+      expect(second.rows).toEqual([{ name: "Two" }])
+      expect(third.rows).toEqual([])
+      expect(builds).toBe(buildsAfterFirst)
+    })
+  )
+
+  it.scoped("keeps constants Kysely binds itself, and compiles per call when it cannot reuse the text", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      const conn = makeConnection(db)
+      const stores = yield* StorageKysely.make(db)
+      for (const [no, name] of [
+        ["1000001", "a"],
+        ["1000002", "b"],
+        ["1000003", "c"]
+      ] as const) {
+        yield* stores.accounts.insertAccount({ ...account(no), name })
+      }
+      // A constant bound by Kysely (the literal "b") stays in its slot.
+      const notB = conn.prepare((c, p: { readonly from: string }) =>
+        c
+          .selectFrom("waybill_accounts")
+          .select("name")
+          .where("customer_no", ">=", p.from)
+          .where("name", "<>", "b")
+          .orderBy("name")
+      )
+      expect((yield* conn.execute("t", notB({ from: "1000001" }))).rows).toEqual([{ name: "a" }, { name: "c" }])
+      expect((yield* conn.execute("t", notB({ from: "1000002" }))).rows).toEqual([{ name: "c" }])
+
+      // An array parameter: compiled on every call, still right.
+      let builds = 0
+      const among = conn.prepare((c, p: { readonly names: ReadonlyArray<string> }) => {
+        builds += 1
+        return c.selectFrom("waybill_accounts").select("name").where("name", "in", p.names).orderBy("name")
+      })
+      expect((yield* conn.execute("t", among({ names: ["a", "c"] }))).rows).toEqual([{ name: "a" }, { name: "c" }])
+      expect((yield* conn.execute("t", among({ names: ["b"] }))).rows).toEqual([{ name: "b" }])
+      expect(builds).toBe(2)
+
+      // A build that branches on its values: the check against the real call refuses the template.
+      const branching = conn.prepare((c, p: { readonly name: string }) =>
+        p.name === "a"
+          ? c.selectFrom("waybill_accounts").select("customer_no").where("name", "=", p.name)
+          : c.selectFrom("waybill_accounts").select("customer_no").where("name", "<>", p.name).orderBy("customer_no")
+      )
+      expect((yield* conn.execute("t", branching({ name: "a" }))).rows).toEqual([{ customer_no: "1000001" }])
+      expect((yield* conn.execute("t", branching({ name: "b" }))).rows).toEqual([
+        { customer_no: "1000001" },
+        { customer_no: "1000003" }
+      ])
+    })
+  )
+})
+
+describe("transactions on the synchronous path", () => {
+  it.scoped("another fiber's statements wait for an open transaction and never land in it", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      const stores = yield* StorageKysely.make(db)
+      const order: Array<string> = []
+      const doomed = yield* stores.transactor
+        .withTransaction(
+          Effect.gen(function* () {
+            yield* stores.accounts.insertAccount(account("1000001"))
+            order.push("a: inserted")
+            yield* pause(30)
+            order.push("a: failing")
+            return yield* Effect.fail("boom" as const)
+          })
+        )
+        .pipe(Effect.flip, Effect.fork)
+      yield* pause(5)
+      // Sent while the transaction is open: a synchronous statement, a Kysely-built query, and a
+      // write in its own transaction.
+      const others = yield* Effect.all(
+        [
+          stores.accounts.findKeyWithAccount("no-such-hash").pipe(Effect.tap(() => order.push("b: key lookup"))),
+          stores.accounts.findAccount("1000001").pipe(Effect.tap(() => order.push("b: find"))),
+          stores.accounts.insertAccount(account("1000002")).pipe(Effect.tap(() => order.push("b: insert")))
+        ],
+        { concurrency: "unbounded" }
+      )
+      expect(yield* Fiber.join(doomed)).toBe("boom")
+      expect(order.slice(0, 2)).toEqual(["a: inserted", "a: failing"])
+      expect(order.slice(2).sort()).toEqual(["b: find", "b: insert", "b: key lookup"])
+      // The rolled-back account is invisible to the waiting read, and gone; the other write stayed.
+      expect(Option.isNone(others[1])).toBe(true)
+      expect(Option.isNone(yield* stores.accounts.findAccount("1000001"))).toBe(true)
+      expect(Option.isSome(yield* stores.accounts.findAccount("1000002"))).toBe(true)
+    })
+  )
+
+  it.scoped("two layers over one database share the lock (their transactions never overlap)", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      const a = yield* StorageKysely.make(db)
+      const b = yield* StorageKysely.make(db)
+      const slow = (stores: StorageKysely.Stores, no: string) =>
+        stores.transactor.withTransaction(
+          Effect.gen(function* () {
+            yield* stores.accounts.insertAccount(account(no))
+            yield* pause(10)
+            yield* stores.accounts.insertAccount(account(`${no.slice(0, 6)}9`))
+          })
+        )
+      yield* Effect.all([slow(a, "1000010"), slow(b, "1000020")], { concurrency: "unbounded" })
+      expect(yield* countAccounts(db)).toBe(4)
+    })
+  )
+
+  it.scoped("commits on success, rolls back a failure, and a nested transaction joins the outer one", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      const { accounts, transactor } = yield* StorageKysely.make(db)
+      yield* transactor.withTransaction(
+        Effect.zipRight(accounts.insertAccount(account("1000001")), transactor.withTransaction(Effect.void))
+      )
+      const failed = yield* transactor
+        .withTransaction(
+          Effect.zipRight(
+            accounts.insertAccount(account("1000002")),
+            transactor.withTransaction(Effect.zipRight(accounts.insertAccount(account("1000003")), Effect.fail("x")))
+          )
+        )
+        .pipe(Effect.flip)
+      expect(failed).toBe("x")
+      expect(yield* countAccounts(db)).toBe(1)
+      // The handle is out of any transaction and usable.
+      const sqlite = registeredSqlite(db) as unknown as { readonly inTransaction: boolean }
+      expect(sqlite.inTransaction).toBe(false)
+      yield* Effect.promise(() => sql`select 1`.execute(db))
+    })
+  )
+
+  it.scoped("a unique violation inside a transaction is DuplicateKey and the transaction rolls back", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      const { accounts, transactor } = yield* StorageKysely.make(db)
+      yield* accounts.insertAccount(account("1000001"))
+      const error = yield* transactor
+        .withTransaction(
+          Effect.zipRight(accounts.insertAccount(account("1000002")), accounts.insertAccount(account("1000001")))
+        )
+        .pipe(Effect.flip)
+      expect(error._tag).toBe("DuplicateKey")
+      expect(yield* countAccounts(db)).toBe(1)
+    })
+  )
+})

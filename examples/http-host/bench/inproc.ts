@@ -1,0 +1,136 @@
+/**
+ * In-process booking micro-benchmark: the example host's handler, called in a loop without a
+ * socket, so the time per booking is Waybill's own (no HTTP server, no load generator). With
+ * `--sql` every SQL statement is timed and the statements are listed by total time.
+ *
+ *   pnpm --filter @waybill/example-http-host exec tsx bench/inproc.ts [--n 4000] [--sql] [--concurrency 32]
+ *     [--profile out.cpuprofile] [--kysely]
+ *
+ * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);
+ * `--kysely` runs storage through Kysely's own SQLite driver instead of the synchronous path.
+ *
+ * This is a tool for finding where the time goes; `pnpm bench` remains the measurement.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { Kysely, SqliteDialect } from "kysely"
+import { Accounts, Config } from "@waybill/core"
+import { createHandler } from "@waybill/http"
+import { migrate, sqliteKysely, type WaybillDatabase, withStatementCache } from "@waybill/storage-kysely"
+import { waybillLayer } from "../src/host.js"
+import { startProfiler } from "./cpuprofile.js"
+import { BOOKING_BODY } from "./scenarios.js"
+
+const arg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i < 0 ? undefined : (process.argv[i + 1] ?? "")
+}
+const N = Number(arg("n") ?? 4000)
+const CONCURRENCY = Number(arg("concurrency") ?? 32)
+const SQL = process.argv.includes("--sql")
+
+const sqlTimes = new Map<string, { calls: number; ns: bigint }>()
+const timed = (sql: string, statement: Record<string, unknown>): unknown =>
+  new Proxy(statement, {
+    get(target, property) {
+      const value = Reflect.get(target, property) as unknown
+      if (typeof value !== "function" || !["run", "get", "all"].includes(String(property))) {
+        return typeof value === "function" ? (value as (...a: Array<unknown>) => unknown).bind(target) : value
+      }
+      return (...args: Array<unknown>) => {
+        const start = process.hrtime.bigint()
+        try {
+          return (value as (...a: Array<unknown>) => unknown).apply(target, args)
+        } finally {
+          const entry = sqlTimes.get(sql) ?? { calls: 0, ns: 0n }
+          entry.calls++
+          entry.ns += process.hrtime.bigint() - start
+          sqlTimes.set(sql, entry)
+        }
+      }
+    }
+  })
+
+const dir = mkdtempSync(join(tmpdir(), "waybill-inproc-"))
+const dbFile = join(dir, "bench.db")
+const sqlite = new Database(dbFile)
+sqlite.pragma("journal_mode = WAL")
+sqlite.pragma("synchronous = NORMAL")
+sqlite.pragma("foreign_keys = ON")
+const driver = SQL
+  ? new Proxy(sqlite, {
+      get(target, property) {
+        if (property === "prepare")
+          return (sql: string) => timed(sql, target.prepare(sql) as unknown as Record<string, unknown>)
+        const value = Reflect.get(target, property) as unknown
+        return typeof value === "function" ? (value as (...a: Array<unknown>) => unknown).bind(target) : value
+      }
+    })
+  : sqlite
+const db = process.argv.includes("--kysely")
+  ? new Kysely<WaybillDatabase>({ dialect: new SqliteDialect({ database: withStatementCache(driver) }) })
+  : sqliteKysely<WaybillDatabase>(driver)
+await Effect.runPromise(migrate(db))
+const config = {
+  ...Config.defaults,
+  limits: { ...Config.defaults.limits, perKey: { requests: Number.MAX_SAFE_INTEGER, windowSeconds: 60 } }
+}
+const layer = waybillLayer(db, { dbFile, config })
+const created = await Effect.runPromise(Accounts.createAccount({ name: "Bench" }).pipe(Effect.provide(layer)))
+const handler = createHandler(layer, { allowInsecureHttp: true })
+const key = Redacted.value(created.liveKey)
+
+const once = async (): Promise<void> => {
+  const response = await handler.handler(
+    new Request("http://127.0.0.1/api/v1/order/json/", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: BOOKING_BODY
+    }),
+    { remoteAddress: "127.0.0.1" }
+  )
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`booking failed: ${response.status} ${text}`)
+}
+
+const run = async (n: number): Promise<number> => {
+  let next = 0
+  const start = process.hrtime.bigint()
+  const cpu = process.cpuUsage()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < n) await once()
+    })
+  )
+  const wall = Number(process.hrtime.bigint() - start) / 1000 / n
+  const used = process.cpuUsage(cpu)
+  console.log(
+    `${n} bookings, concurrency ${CONCURRENCY}: ${wall.toFixed(0)} us wall/booking, ${((used.user + used.system) / n).toFixed(0)} us CPU/booking`
+  )
+  return wall
+}
+
+await run(Math.min(1000, N)) // warm-up
+sqlTimes.clear()
+const profileFile = arg("profile")
+const profiler = profileFile === undefined ? undefined : await startProfiler()
+await run(N)
+if (profiler !== undefined && profileFile !== undefined) console.log(`CPU profile: ${await profiler.stop(profileFile)}`)
+if (SQL) {
+  const rows = [...sqlTimes.entries()].sort((a, b) => Number(b[1].ns - a[1].ns))
+  let total = 0n
+  for (const [, t] of rows) total += t.ns
+  console.log(`SQL total ${(Number(total) / 1000 / N).toFixed(1)} us/booking`)
+  for (const [sql, t] of rows.slice(0, 25)) {
+    console.log(
+      `${(Number(t.ns) / 1000 / N).toFixed(1).padStart(7)} us/booking ${(t.calls / N).toFixed(2).padStart(5)} calls  ${sql.replace(/\s+/g, " ").slice(0, 150)}`
+    )
+  }
+}
+await handler.dispose()
+await db.destroy()
+rmSync(dir, { recursive: true, force: true })
