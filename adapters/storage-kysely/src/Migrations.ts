@@ -384,6 +384,20 @@ const webhooks: Migration = {
 }
 
 /**
+ * Every booking writes one row to `waybill_events`, and each index on it is one more B-tree page
+ * to write per commit. Nothing reads events by time alone: the dispatcher works from
+ * `waybill_webhook_deliveries`, and `recover` goes by customer and time (`waybill_events_customer_idx`).
+ */
+const leanerEvents: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.dropIndex("waybill_events_occurred_idx").ifExists().execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.createIndex("waybill_events_occurred_idx").on("waybill_events").column("occurred_at").execute()
+  }
+}
+
+/**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
@@ -393,7 +407,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0006_webhooks": webhooks,
   "0003_documents": documents,
   "0004_abuse": abuse,
-  "0005_provisioning": provisioningMigration
+  "0005_provisioning": provisioningMigration,
+  "0007_leaner_events": leanerEvents
 }
 
 const migrator = (db: Kysely<any>): Migrator =>

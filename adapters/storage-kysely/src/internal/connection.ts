@@ -44,12 +44,12 @@ export interface Connection {
    * Runs a compiled statement on the fiber's transaction (or the database): synchronously on a
    * registered SQLite handle, else through Kysely. Driver errors become `StorageError`.
    */
-  readonly execute: <R>(operation: string, compiled: CompiledQuery<R>) => Effect.Effect<QueryResult<R>, StorageError>
+  readonly execute: <R>(operation: string, statement: Statement<R>) => Effect.Effect<QueryResult<R>, StorageError>
   /** Like `execute`, but a unique violation is `DuplicateKey({ what })`. */
   readonly executeUnique: <R>(
     operation: string,
     what: DuplicateKey["what"],
-    compiled: CompiledQuery<R>
+    statement: Statement<R>
   ) => Effect.Effect<QueryResult<R>, DuplicateKey | StorageError>
   /**
    * A statement compiled once: `build` runs with placeholder parameters the first time, and
@@ -60,15 +60,36 @@ export interface Connection {
    */
   readonly prepare: <P extends Readonly<Record<string, unknown>>, O>(
     build: (c: Db, params: P) => Compilable<O>
-  ) => (params: P) => CompiledQuery<O>
+  ) => (params: P) => Statement<O>
   /**
    * An insert of rows that all have the same columns, compiled once per table, column list and
    * row count, for {@link execute}.
    */
-  readonly compileInsert: (table: Table, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => CompiledQuery
+  readonly compileInsert: (table: Table, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => Statement
   /** Runs `self` in a transaction, or joins the one this fiber has open. */
   readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>
 }
+
+/**
+ * SQL text and its parameters, ready to run. A statement from a reused template carries no
+ * Kysely query tree (building one per call is part of what the template saves); Kysely gets one
+ * only when it runs the statement itself (`CompiledQuery.raw`).
+ */
+export interface Statement<R = unknown> {
+  readonly sql: string
+  readonly parameters: ReadonlyArray<unknown>
+  /** Kysely's own compilation, when the statement was compiled for this call. */
+  readonly compiled?: CompiledQuery<R>
+}
+
+const statementOf = <R>(compiled: CompiledQuery<R>): Statement<R> => ({
+  sql: compiled.sql,
+  parameters: compiled.parameters,
+  compiled
+})
+
+const compiledOf = <R>(statement: Statement<R>): CompiledQuery<R> =>
+  statement.compiled ?? (CompiledQuery.raw(statement.sql, [...statement.parameters]) as CompiledQuery<R>)
 
 /** What a fiber's transaction slot holds: a Kysely transaction, or the mark of a SQLite one. */
 type Open = { readonly _tag: "Kysely"; readonly trx: Trx } | { readonly _tag: "Sqlite" }
@@ -90,37 +111,43 @@ export const makeConnection = (database: Kysely<any>): Connection => {
       | undefined
     return (params) => {
       if (template === undefined) template = compileTemplate(db, build, params)
-      if (template === null) return build(db, params).compile()
+      if (template === null) return statementOf(build(db, params).compile())
       const slots = template.slots
       const parameters = new Array<unknown>(slots.length)
       for (let i = 0; i < slots.length; i++) {
         const slot = slots[i]!
         parameters[i] = typeof slot === "string" ? params[slot] : slot.value
       }
-      return CompiledQuery.raw(template.sql, parameters) as CompiledQuery<never>
+      return { sql: template.sql, parameters }
     }
   }
 
-  // SQL text per insert shape, produced by the host's own Kysely (so its dialect and plugins
-  // apply). A shape is cached only after checking that Kysely bound exactly the row values, in
-  // column order; otherwise it is compiled per call as usual.
-  const insertSql = new Map<string, string | null>()
+  // SQL text per insert shape (table, row count, column list), produced by the host's own
+  // Kysely (so its dialect and plugins apply). A shape is cached only after checking that Kysely
+  // bound exactly the row values, in column order; otherwise it is compiled per call as usual.
+  const inserts = new Map<string, Array<{ readonly columns: ReadonlyArray<string>; readonly sql: string | null }>>()
   const compileInsert: Connection["compileInsert"] = (table, rows) => {
     const columns = Object.keys(rows[0] ?? {})
-    const parameters = rows.flatMap((row) => columns.map((column) => row[column]))
-    const shape = `${table}|${columns.join(",")}|${rows.length}`
-    const cached = insertSql.get(shape)
-    if (typeof cached === "string") return CompiledQuery.raw(cached, parameters)
+    const width = columns.length
+    const parameters = new Array<unknown>(rows.length * width)
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!
+      for (let c = 0; c < width; c++) parameters[r * width + c] = row[columns[c]!]
+    }
+    const key = `${table}|${rows.length}|${width}`
+    const shapes = inserts.get(key) ?? []
+    const known = shapes.find((shape) => shape.columns.every((column, i) => column === columns[i]))
+    if (known !== undefined && known.sql !== null) return { sql: known.sql, parameters }
     const compiled = db
       .insertInto(table)
       .values(rows as never)
       .compile()
-    if (cached === undefined && insertSql.size < 512) {
+    if (known === undefined && inserts.size < 512) {
       const same =
         compiled.parameters.length === parameters.length && compiled.parameters.every((p, i) => p === parameters[i])
-      insertSql.set(shape, same ? compiled.sql : null)
+      inserts.set(key, [...shapes, { columns, sql: same ? compiled.sql : null }])
     }
-    return compiled
+    return statementOf(compiled)
   }
 
   const mode = sqlite === undefined ? kyselyMode(db, current) : sqliteMode(db, sqlite, current)
@@ -169,9 +196,9 @@ const kyselyMode = (db: Db, current: FiberRef.FiberRef<Option.Option<Open>>): Mo
     connection,
     query: (operation, run) => through(run, storageError(operation)),
     queryUnique: (operation, what, run) => through(run, uniqueError(operation, what)),
-    execute: (operation, compiled) => through((c) => c.executeQuery(compiled), storageError(operation)),
-    executeUnique: (operation, what, compiled) =>
-      through((c) => c.executeQuery(compiled), uniqueError(operation, what)),
+    execute: (operation, statement) => through((c) => c.executeQuery(compiledOf(statement)), storageError(operation)),
+    executeUnique: (operation, what, statement) =>
+      through((c) => c.executeQuery(compiledOf(statement)), uniqueError(operation, what)),
     withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
       Effect.flatMap(
         FiberRef.get(current),
@@ -201,10 +228,10 @@ const sqliteMode = (db: Db, sqlite: SqliteDatabase, current: FiberRef.FiberRef<O
   const lock = lockOf(sqlite)
   const statements = statementCacheOf(sqlite)
 
-  const run = (compiled: CompiledQuery<any>): QueryResult<any> => {
-    const statement = statements(compiled.sql)
-    if (statement.reader) return { rows: statement.all(compiled.parameters) }
-    const result = statement.run(compiled.parameters)
+  const run = (sql: string, parameters: ReadonlyArray<unknown>): QueryResult<any> => {
+    const statement = statements(sql)
+    if (statement.reader) return { rows: statement.all(parameters) }
+    const result = statement.run(parameters)
     return { rows: [], numAffectedRows: BigInt(result.changes), insertId: BigInt(result.lastInsertRowid) }
   }
 
@@ -221,11 +248,11 @@ const sqliteMode = (db: Db, sqlite: SqliteDatabase, current: FiberRef.FiberRef<O
     )
 
   /** A synchronous statement needs the lock only when another fiber's transaction is open. */
-  const runNow = <R, E>(
-    compiled: CompiledQuery<R>,
-    onError: (cause: unknown) => E
-  ): Effect.Effect<QueryResult<R>, E> => {
-    const attempt = Effect.try({ try: () => run(compiled) as QueryResult<R>, catch: onError })
+  const runNow = <R, E>(statement: Statement<R>, onError: (cause: unknown) => E): Effect.Effect<QueryResult<R>, E> => {
+    const attempt = Effect.try({
+      try: () => run(statement.sql, statement.parameters) as QueryResult<R>,
+      catch: onError
+    })
     return Effect.suspend(() => (lock.locked ? guarded(attempt) : attempt))
   }
 
@@ -260,8 +287,8 @@ const sqliteMode = (db: Db, sqlite: SqliteDatabase, current: FiberRef.FiberRef<O
     connection: Effect.succeed(db),
     query: (operation, run) => through(run, storageError(operation)),
     queryUnique: (operation, what, run) => through(run, uniqueError(operation, what)),
-    execute: (operation, compiled) => runNow(compiled, storageError(operation)),
-    executeUnique: (operation, what, compiled) => runNow(compiled, uniqueError(operation, what)),
+    execute: (operation, statement) => runNow(statement, storageError(operation)),
+    executeUnique: (operation, what, statement) => runNow(statement, uniqueError(operation, what)),
     withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
       Effect.flatMap(
         FiberRef.get(current),
