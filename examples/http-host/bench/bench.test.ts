@@ -39,7 +39,8 @@ describe("configuration", () => {
       connections: 32,
       scenarios: undefined,
       targets: ["waybill", "floor"],
-      profile: []
+      profile: [],
+      fromSource: false
     })
   })
 

@@ -11,6 +11,11 @@
  *                      window (bench-results/profiles/; summarize with bench/profile.ts). The
  *                      profiler slows them down: such a run is for finding hot spots, not for
  *                      its figures.
+ * - BENCH_FROM_SOURCE  1: run Waybill's packages from their TypeScript sources (through tsx)
+ *                      instead of their built `dist/` (the default, and what an embedding team
+ *                      gets from npm; `pnpm bench` builds first). tsx compiles with esbuild's
+ *                      `keepNames`, which renames every closure as it is created: measurably
+ *                      slower, so such figures are not the library's.
  */
 import { isTargetName, TARGET_NAMES, type TargetName } from "./target.js"
 
@@ -21,6 +26,8 @@ export interface BenchConfig {
   readonly scenarios: string | undefined
   readonly targets: ReadonlyArray<TargetName>
   readonly profile: ReadonlyArray<TargetName>
+  /** Load Waybill's packages from `src/` (tsx) rather than `dist/`. */
+  readonly fromSource: boolean
 }
 
 const positiveInt = (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number => {
@@ -59,6 +66,7 @@ export const readConfig = (env: NodeJS.ProcessEnv = process.env): BenchConfig =>
     connections: positiveInt(env, "BENCH_CONNECTIONS", 32, 1),
     scenarios: env["BENCH_SCENARIOS"],
     targets: targetList(env["BENCH_TARGETS"]),
-    profile
+    profile,
+    fromSource: (env["BENCH_FROM_SOURCE"] ?? "").trim() === "1"
   }
 }

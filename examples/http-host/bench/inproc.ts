@@ -3,7 +3,8 @@
  * socket, so the time per booking is Waybill's own (no HTTP server, no load generator). With
  * `--sql` every SQL statement is timed and the statements are listed by total time.
  *
- *   pnpm --filter @waybill/example-http-host exec tsx bench/inproc.ts [--n 4000] [--sql] [--concurrency 32]
+ *   pnpm build && cd examples/http-host && node --conditions=waybill-dist --import tsx bench/inproc.ts \
+ *     [--n 4000] [--sql] [--concurrency 32]
  *     [--profile out.cpuprofile] [--kysely]
  *
  * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);

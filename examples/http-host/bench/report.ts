@@ -59,6 +59,8 @@ export interface RunReport {
     readonly connections: number
     readonly targets: ReadonlyArray<TargetName>
     readonly profiled: ReadonlyArray<TargetName>
+    /** Waybill ran from TypeScript sources (BENCH_FROM_SOURCE=1) rather than its built packages. */
+    readonly fromSource?: boolean
   }
   readonly environment: {
     readonly node: string

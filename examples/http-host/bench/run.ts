@@ -9,7 +9,7 @@
  * reported, never an exit code. See docs/benchmarks.md.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -58,8 +58,20 @@ const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
-const startChild = async (target: TargetName, dbFile: string): Promise<ServerChild> => {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD_ENTRY, target, dbFile], {
+/**
+ * Node flags of a server child: Waybill's packages from their built `dist/` through the
+ * `waybill-dist` export condition (every library package.json maps it), unless the run is from
+ * source; source maps on when profiling, so profiles name the `.ts` lines.
+ */
+const childFlags = (config: BenchConfig, target: TargetName): ReadonlyArray<string> => [
+  ...(config.fromSource ? [] : ["--conditions=waybill-dist"]),
+  ...(config.profile.includes(target) ? ["--enable-source-maps"] : []),
+  "--import",
+  "tsx"
+]
+
+const startChild = async (config: BenchConfig, target: TargetName, dbFile: string): Promise<ServerChild> => {
+  const child = spawn(process.execPath, [...childFlags(config, target), CHILD_ENTRY, target, dbFile], {
     cwd: HOST_DIR,
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })
@@ -181,7 +193,7 @@ const measure = async (
   const log = (s: string) => console.log(`[${scenario.name} / ${target}] ${s}`)
   let child: ServerChild | undefined
   try {
-    child = await startChild(target, join(dir, "bench.db"))
+    child = await startChild(config, target, join(dir, "bench.db"))
     const session = child.session
     log(`pid ${child.pid} listening on ${session.url}`)
     await scenario.prepare?.(session)
@@ -311,6 +323,14 @@ const runScenario = async (scenario: Scenario, config: BenchConfig, profileRoot:
 const main = async (): Promise<number> => {
   const config = readConfig()
   const scenarios = selectScenarios(config.scenarios)
+  if (!config.fromSource && !existsSync(join(REPO_ROOT, "packages/core/dist/index.js"))) {
+    throw new BenchFailure("Waybill's packages are not built: run `pnpm build` first (or BENCH_FROM_SOURCE=1)")
+  }
+  console.log(
+    config.fromSource
+      ? "Waybill from TypeScript sources (tsx): figures are not the built library's"
+      : "Waybill from the built packages (dist/)"
+  )
   const startedAt = new Date()
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-")
   const resultsDir = join(REPO_ROOT, "bench-results")
@@ -327,7 +347,8 @@ const main = async (): Promise<number> => {
       warmupSec: config.warmupSec,
       connections: config.connections,
       targets: config.targets,
-      profiled: config.profile
+      profiled: config.profile,
+      fromSource: config.fromSource
     },
     environment: {
       node: process.versions.node,
