@@ -86,13 +86,41 @@ export const isValidTimeZone = (timeZone: string): boolean => {
  * years 0-99 as they are, and it normalizes out-of-range fields (month 13 is next January).
  */
 const utcOf = (l: LocalDateTime): number => {
+  // Date.UTC is the fast way, but reads years 0-99 as 1900-1999.
+  if (l.year >= 100) return Date.UTC(l.year, l.month - 1, l.day, l.hour, l.minute, l.second)
   const d = new Date(0)
   d.setUTCFullYear(l.year, l.month - 1, l.day)
   d.setUTCHours(l.hour, l.minute, l.second, 0)
   return d.getTime()
 }
 
+/**
+ * The UTC wall time of epoch milliseconds, by integer arithmetic (H. Hinnant's
+ * civil_from_days): no Date object, which matters on the booking path that calls this often.
+ * Instants outside +-10^15 ms (beyond Date's range anyway) go through Date.
+ */
 const fromUtc = (ms: number): LocalDateTime => {
+  if (Number.isSafeInteger(ms) && Math.abs(ms) <= 1e15) {
+    const days = Math.floor(ms / MS_PER_DAY)
+    const inDay = ms - days * MS_PER_DAY
+    const z = days + 719_468
+    const era = Math.floor(z / 146_097)
+    const doe = z - era * 146_097
+    const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365)
+    const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+    const mp = Math.floor((5 * doy + 2) / 153)
+    const day = doy - Math.floor((153 * mp + 2) / 5) + 1
+    const month = mp < 10 ? mp + 3 : mp - 9
+    const seconds = Math.floor(inDay / 1000)
+    return {
+      year: yoe + era * 400 + (month <= 2 ? 1 : 0),
+      month,
+      day,
+      hour: Math.floor(seconds / 3600),
+      minute: Math.floor(seconds / 60) % 60,
+      second: seconds % 60
+    }
+  }
   const d = new Date(ms)
   return {
     year: d.getUTCFullYear(),
@@ -259,14 +287,21 @@ export const isoWeekday = (local: LocalDateTime): number => {
  * Parses an "HH:mm" configuration clock. Configuration is schema-checked, so a malformed value
  * is a defect and throws a `RangeError` instead of being silently read as midnight.
  */
+const clocks = new Map<string, Clock>()
+
 export const parseClock = (hhmm: string): Clock => {
+  const known = clocks.get(hhmm)
+  if (known !== undefined) return known
   const m = /^(\d{1,2}):(\d{2})$/.exec(hhmm)
   const hour = Number(m?.[1])
   const minute = Number(m?.[2])
   if (m === null || hour > 23 || minute > 59) {
     throw new RangeError(`Invalid "HH:mm" clock: ${JSON.stringify(hhmm)}`)
   }
-  return { hour, minute }
+  // Configuration holds a handful of clocks; memoised so the booking path parses none.
+  const clock = { hour, minute }
+  if (clocks.size < 256) clocks.set(hhmm, clock)
+  return clock
 }
 
 /**

@@ -35,7 +35,12 @@ export interface RateInput {
  * so an amount that is a half cent in decimal (`1.005 * 100 = 100.49999999999999`) still
  * rounds up as a person would expect.
  */
-const roundHalfUp = (x: number): number => Math.round(Number(x.toPrecision(12)))
+const roundHalfUp = (x: number): number => {
+  // Below 1e9 twelve significant digits keep three decimals, so the detour can only change the
+  // result when the fraction is within 0.001 of one half; elsewhere Math.round alone agrees.
+  if (x !== 0 && Math.abs(x) < 1e9 && Math.abs(x - Math.floor(x) - 0.5) > 0.001) return Math.round(x)
+  return Math.round(Number(x.toPrecision(12)))
+}
 
 /** Dollars to whole cents, half up. */
 const toCents = (dollars: number): number => roundHalfUp(dollars * 100)

@@ -104,6 +104,12 @@ const spacingControls = /[\t\n\v\f\r\u0085]+/g
 /** Every other C0/C1 control character, including NUL and DEL. */
 const otherControls = /\p{Cc}/gu
 
+/**
+ * Any character {@link text}'s replacements act on: a C0/C1 control (the spacing ones included)
+ * or, in `u` mode where a valid pair is one code point, a lone surrogate.
+ */
+const needsCleaning = /[\p{Cc}\uD800-\uDFFF]/u
+
 /** A UTF-16 surrogate without its partner; it cannot be encoded as UTF-8 and breaks storage. */
 const loneSurrogates = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
@@ -118,7 +124,10 @@ const loneSurrogates = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const text = (input: unknown, max: number): string => {
   const raw =
     typeof input === "string" ? input : typeof input === "number" && Number.isFinite(input) ? String(input) : ""
-  const cleaned = raw.replace(loneSurrogates, "").replace(spacingControls, " ").replace(otherControls, "").trim()
+  // Most input needs no cleaning: one scan for anything the three replacements would touch.
+  const cleaned = needsCleaning.test(raw)
+    ? raw.replace(loneSurrogates, "").replace(spacingControls, " ").replace(otherControls, "").trim()
+    : raw.trim()
   if (!(max > 0)) return ""
   if (cleaned.length <= max) return cleaned
   return Array.from(cleaned).slice(0, Math.floor(max)).join("").trimEnd()
