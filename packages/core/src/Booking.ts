@@ -21,7 +21,7 @@ import { WaybillConfig } from "./Config.js"
 import * as Credentials from "./Credentials.js"
 import { parseDateInput } from "./DateInput.js"
 import { digits, Entropy, uniformInt } from "./Entropy.js"
-import { BadRequest, DuplicateKey, StorageError, ValidationFailed } from "./Errors.js"
+import { BadRequest, StorageError, ValidationFailed } from "./Errors.js"
 import { estimate } from "./Eta.js"
 import { EventOutbox } from "./EventOutbox.js"
 import { Geo, type ZipLocation } from "./Geo.js"
@@ -549,6 +549,12 @@ const structuralProblems = (error: ParseResult.ParseError): ReadonlyArray<string
   return [...new Set(messages)]
 }
 
+/** A stored shipment and its answer element. */
+interface Booked {
+  readonly record: ShipmentRecord
+  readonly summary: ShipmentResult
+}
+
 /**
  * Stores one planned shipment and its `shipment.booked` event in one transaction, retrying
  * tracking-number collisions; returns the record and its response element. Untraced: this and
@@ -608,13 +614,17 @@ export const book = Effect.fnUntraced(function* (p: ShipmentPlan, principal: Pri
     )
     return { record, summary }
   })
-  return yield* attempt.pipe(
-    Effect.retry({ times: 10, while: (e) => e instanceof DuplicateKey }),
-    Effect.catchTag(
-      "DuplicateKey",
-      (cause) => new StorageError({ operation: "Booking.book: no free tracking number", cause })
+  // A taken tracking number draws another, up to 10 times (a plain handler: `Effect.retry`
+  // would build a schedule on every booking, for a retry that almost never happens).
+  const withRetries = (
+    left: number
+  ): Effect.Effect<Booked, StorageError, ShipmentStore | EventOutbox | Transactor | Entropy> =>
+    Effect.catchTag(attempt, "DuplicateKey", (cause) =>
+      left > 0
+        ? withRetries(left - 1)
+        : Effect.fail(new StorageError({ operation: "Booking.book: no free tracking number", cause }))
     )
-  )
+  return yield* withRetries(10)
 })
 
 /** What the HTTP layer hands over: the parsed body and the raw Authorization header (null if absent). */

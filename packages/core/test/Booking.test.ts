@@ -301,3 +301,71 @@ describe("Booking.createShipments structural messages", () => {
     void Redacted
   })
 })
+
+describe("Booking.book tracking-number collisions", () => {
+  const principal = {
+    account: {
+      customerNo: "1",
+      name: "a",
+      cancelMode: "local" as const,
+      rateCard: null,
+      ipAllowlist: [],
+      createdAt: 0
+    },
+    key: {
+      id: "k",
+      customerNo: "1",
+      mode: "live" as const,
+      status: "active" as const,
+      generation: 1,
+      hash: "h",
+      hint: "",
+      updatedAt: 0
+    }
+  }
+
+  /** Books one plan over a store that refuses the first `taken` numbers it is offered. */
+  const bookWith = async (taken: number) => {
+    const { Effect, Layer } = await import("effect")
+    const { ShipmentStore } = await import("../src/ShipmentStore.js")
+    const { EventOutbox } = await import("../src/EventOutbox.js")
+    const { Transactor } = await import("../src/Transactor.js")
+    const { DuplicateKey } = await import("../src/Errors.js")
+    const { Entropy } = await import("../src/Entropy.js")
+    const offered: Array<string> = []
+    let counter = 0
+    const layer = Layer.mergeAll(
+      Layer.succeed(ShipmentStore, {
+        insert: (s: { readonly trackNo: string }) =>
+          Effect.suspend(() => {
+            offered.push(s.trackNo)
+            return offered.length <= taken ? Effect.fail(new DuplicateKey({ what: "track_no" })) : Effect.void
+          })
+      } as never),
+      Layer.succeed(EventOutbox, { append: (e: unknown) => Effect.succeed(e) } as never),
+      Layer.succeed(Transactor, { withTransaction: (self: unknown) => self } as never),
+      Layer.succeed(Entropy, {
+        bytes: (n: number) => Effect.sync(() => Uint8Array.from({ length: n }, () => counter++ % 256))
+      })
+    )
+    const result = await Effect.runPromise(
+      Effect.either(Booking.book(ok(base), principal, "")).pipe(Effect.provide(layer)) as never
+    )
+    return { result: result as { _tag: string; right?: { record: { trackNo: string } }; left?: unknown }, offered }
+  }
+
+  it("draws a new number for each taken one", async () => {
+    const { result, offered } = await bookWith(3)
+    expect(result._tag).toBe("Right")
+    expect(offered).toHaveLength(4)
+    expect(new Set(offered).size).toBe(4)
+    expect(result.right?.record.trackNo).toBe(offered[3])
+  })
+
+  it("gives up with a storage error after 10 retries", async () => {
+    const { result, offered } = await bookWith(1000)
+    expect(result._tag).toBe("Left")
+    expect(offered).toHaveLength(11)
+    expect(result.left).toMatchObject({ _tag: "StorageError", operation: "Booking.book: no free tracking number" })
+  })
+})
