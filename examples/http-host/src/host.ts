@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type { Kysely } from "kysely"
-import { type Cancel, Entropy, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
+import { Admission, type Cancel, Entropy, RateLimits, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
 import { BlobFs } from "@waybill/blob-fs"
 import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
@@ -58,7 +58,10 @@ export const openDatabase = async (file: string): Promise<OpenDatabase> => {
 /** Every port the handler and the CLI need, over one database. */
 export const waybillLayer = (db: Kysely<WaybillDatabase>, options: HostOptions) =>
   Layer.mergeAll(
-    StorageKysely.layer(db),
+    // Request-limit counts in memory, flushed to the shared SQL counters every second
+    // (docs/abuse-and-rate-limits.md, "Buffered counts"): no counter write per request. Abuse
+    // and provisioning counters stay exact in SQL (an operator's unblock resets them at once).
+    Layer.provideMerge(RateLimits.bufferedLayer({ select: Admission.isRequestBucket }), StorageKysely.layer(db)),
     GeoUs.layer,
     Entropy.webCrypto,
     WaybillConfig.layer(options.config),

@@ -71,6 +71,17 @@ export const allowlisted = (
   )
 }
 
+const KEY_BUCKET = "key:"
+const IP_BUCKET = "ip:"
+
+/**
+ * Whether a counter key is one of the request limits counted here (per key, per client
+ * address), as opposed to abuse or provisioning counters: the ones a host may count in memory
+ * (`RateLimits.buffered` with `select: Admission.isRequestBucket`), since a request limit
+ * tolerates being a flush interval stale across hosts.
+ */
+export const isRequestBucket = (key: string): boolean => key.startsWith(KEY_BUCKET) || key.startsWith(IP_BUCKET)
+
 const limit = (policy: Policy, bucket: string, rule: RateLimitRule) =>
   Effect.gen(function* () {
     const limiter = yield* RateLimiter
@@ -105,7 +116,7 @@ export const admitKey = Effect.fnUntraced(function* (principal: Principal, clien
     return yield* new IpNotAllowed({ customerNo: principal.account.customerNo })
   }
   const config = yield* WaybillConfig
-  yield* limit("key", `key:${principal.key.id}`, config.limits.perKey)
+  yield* limit("key", `${KEY_BUCKET}${principal.key.id}`, config.limits.perKey)
 })
 
 /**
@@ -115,7 +126,7 @@ export const admitKey = Effect.fnUntraced(function* (principal: Principal, clien
 export const admitClient = Effect.fnUntraced(function* (client: Option.Option<ClientIp.Address>) {
   if (Option.isNone(client)) return
   const config = yield* WaybillConfig
-  yield* limit("ip", `ip:${ClientIp.blockKey(client.value)}`, config.limits.perClient)
+  yield* limit("ip", `${IP_BUCKET}${ClientIp.blockKey(client.value)}`, config.limits.perClient)
 })
 
 /**

@@ -159,6 +159,12 @@ export interface BufferedOptions {
    * another is added (default 10,000), so memory stays bounded between two flushes too.
    */
   readonly sweepAbove?: number
+  /**
+   * Which keys to buffer (default: all). Other keys go straight to the inner store on every
+   * call, for counts that must be exact across hosts at once, or that another process resets
+   * and expects to see reset immediately (the abuse counters an operator's `ip unblock` clears).
+   */
+  readonly select?: (key: string) => boolean
 }
 
 /** A {@link buffered} limiter: the port, plus a way to flush on demand. */
@@ -395,13 +401,17 @@ const makeBuffered_ = (
       )
     )
 
+  const select = options.select ?? (() => true)
   const limiter: BufferedRateLimiter = {
     hit: (key, limit, windowMs) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        due(now) ? Effect.zipRight(flushDue(now), count(key, limit, windowMs)) : countAt(key, limit, windowMs, now)
-      ),
-    add: (key, n, windowMs) => (isHitCount(n) ? add(key, n, windowMs) : invalidHitCount(n)),
-    reset,
+      select(key)
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            due(now) ? Effect.zipRight(flushDue(now), count(key, limit, windowMs)) : countAt(key, limit, windowMs, now)
+          )
+        : inner.hit(key, limit, windowMs),
+    add: (key, n, windowMs) =>
+      !isHitCount(n) ? invalidHitCount(n) : select(key) ? add(key, n, windowMs) : inner.add(key, n, windowMs),
+    reset: (key) => (select(key) ? reset(key) : inner.reset(key)),
     flush
   }
 

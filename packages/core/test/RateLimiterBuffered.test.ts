@@ -42,6 +42,26 @@ const counts = (limiter: RateLimiterShape, key: string, times: number, limit = 1
   Effect.forEach(Array.from({ length: times }), () => Effect.map(limiter.hit(key, limit, MINUTE), (q) => q.count))
 
 describe("RateLimits.buffered", () => {
+  it.effect("buffers only the keys select picks; the others reach the store on every call", () =>
+    Effect.gen(function* () {
+      const { calls, store } = instrumented()
+      const limiter = RateLimits.buffered(store, { flushMs: 1000, select: (key) => key.startsWith("key:") })
+      yield* TestClock.setTime(10 * MINUTE)
+      expect(yield* counts(limiter, "key:a", 3)).toEqual([1, 2, 3])
+      expect(yield* counts(limiter, "abuse:x", 3)).toEqual([1, 2, 3])
+      yield* limiter.reset("abuse:x")
+      expect(yield* counts(limiter, "abuse:x", 1)).toEqual([1])
+      expect(calls).toEqual([
+        "add key:a 1",
+        "hit abuse:x",
+        "hit abuse:x",
+        "hit abuse:x",
+        "reset abuse:x",
+        "hit abuse:x"
+      ])
+    })
+  )
+
   it.effect("counts locally after one write-through, and flushes a key's hits in one add", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
