@@ -21,6 +21,7 @@ import { ImageSharp } from "@waybill/image-sharp"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
 import { migrate, sqliteKysely, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { SAFETY_NET_PAGES, startCheckpointer } from "./checkpointer.js"
 import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
 import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from "./webhooks.js"
@@ -42,8 +43,17 @@ export interface OpenDatabase {
   readonly close: () => Promise<void>
 }
 
+/** Options of {@link openDatabase}. */
+export interface OpenOptions {
+  /**
+   * Run WAL checkpoints in a worker thread instead of inside commits on the event loop
+   * (`checkpointer.ts`); `serve` turns this on, short-lived CLI commands do not need it.
+   */
+  readonly backgroundCheckpoints?: boolean
+}
+
 /** Opens (and migrates) the SQLite file with the settings a server wants: WAL, a busy timeout, foreign keys. */
-export const openDatabase = async (file: string): Promise<OpenDatabase> => {
+export const openDatabase = async (file: string, options: OpenOptions = {}): Promise<OpenDatabase> => {
   const sqlite = new Database(file)
   sqlite.pragma("journal_mode = WAL")
   sqlite.pragma("synchronous = NORMAL")
@@ -52,7 +62,18 @@ export const openDatabase = async (file: string): Promise<OpenDatabase> => {
   // Registered for the synchronous path: Waybill's statements run on the handle directly.
   const db = sqliteKysely<WaybillDatabase>(sqlite)
   await Effect.runPromise(migrate(db))
-  return { db, close: () => db.destroy() }
+  if (options.backgroundCheckpoints !== true) return { db, close: () => db.destroy() }
+  sqlite.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`)
+  // Once a checkpoint has emptied it, a WAL that grew under a burst is cut back to 64 MiB.
+  sqlite.pragma(`journal_size_limit = ${64 * 1024 * 1024}`)
+  const checkpointer = startCheckpointer(file)
+  return {
+    db,
+    close: async () => {
+      await checkpointer.stop()
+      await db.destroy()
+    }
+  }
 }
 
 /** Every port the handler and the CLI need, over one database. */
@@ -104,7 +125,7 @@ export type HostServices = Layer.Layer.Success<ReturnType<typeof waybillLayer>>
 
 /** Starts the HTTP server; resolves once it listens. */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
-  const database = await openDatabase(options.dbFile)
+  const database = await openDatabase(options.dbFile, { backgroundCheckpoints: true })
   const base =
     options.extraLayer === undefined
       ? waybillLayer(database.db, options)
