@@ -5,6 +5,10 @@
  * `@waybill/http-node`), Hono, Next.js route handlers, Bun and Deno alike. Routing is a table of
  * exact paths plus a few patterns; every answer, including 404, 405, 413 and 415, is the
  * interface's JSON envelope.
+ *
+ * Inside, routes read a {@link WaybillRequest} (a Fetch `Request` is one) and answer a plain
+ * {@link Reply}; `handler` turns the reply into a `Response` at the very end, and `handleRaw`
+ * hands it over as it is to server bridges that write their own responses.
  */
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -15,6 +19,7 @@ import { Messages } from "./internal/errors.js"
 import { withRateLimitHeaders } from "./internal/ratelimit.js"
 import { safeUrlForLog } from "./internal/redact.js"
 import { failure } from "./internal/respond.js"
+import { type Reply, toResponse, type WaybillRequest } from "./Raw.js"
 import { accountSetupRoute, verifyLinkRoute } from "./routes/accountsetup.js"
 import { createShipmentsRoute } from "./routes/booking.js"
 import { cancelRoute } from "./routes/cancel.js"
@@ -30,11 +35,38 @@ import type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "./Opti
 
 export type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "./Options.js"
 
+/** Answers a {@link WaybillRequest} with a {@link Reply}; never rejects. */
+export type RawHandler = (request: WaybillRequest, info?: ConnectionInfo) => Promise<Reply>
+
 export interface WaybillHandler {
-  /** Answers one request. Never rejects: failures become envelopes. */
+  /**
+   * Answers one Fetch request (Hono, Next.js, Bun, Deno, `@waybill/http-node`). Never rejects:
+   * failures become envelopes.
+   */
   readonly handler: (request: Request, info?: ConnectionInfo) => Promise<Response>
+  /**
+   * The same answer as {@link handler} (status, fields, body), as a plain {@link Reply} instead
+   * of a Fetch `Response`, for any {@link WaybillRequest}. Meant for server bridges that own
+   * their request and response objects and would otherwise build a `Request` and read a
+   * `Response` back per request: `@waybill/http-node`'s `toNodeListener` uses it. Never rejects.
+   */
+  readonly handleRaw: RawHandler
   /** Releases the layer's resources (database handles are the host's). */
   readonly dispose: () => Promise<void>
+}
+
+/** Where a `handler` function made by {@link createHandler} keeps its {@link RawHandler}. */
+const RAW = Symbol.for("@waybill/http/handleRaw")
+
+/**
+ * The {@link RawHandler} behind a `handler` function that {@link createHandler} made, or
+ * `undefined` for any other function (a wrapper, another Fetch handler). Lets bridges given
+ * `waybill.handler` take the raw path anyway.
+ */
+export const rawHandlerOf = (handler: unknown): RawHandler | undefined => {
+  if (typeof handler !== "function") return undefined
+  const raw = (handler as { readonly [RAW]?: unknown })[RAW]
+  return typeof raw === "function" ? (raw as RawHandler) : undefined
 }
 
 const EXACT: Readonly<Record<string, Route>> = {
@@ -67,7 +99,7 @@ const safeDecode = (segment: string): string | undefined => {
   }
 }
 
-const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Response, never, HandlerRequirements> => {
+const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Reply, never, HandlerRequirements> => {
   const path = ctx.url.pathname.endsWith("/") ? ctx.url.pathname : `${ctx.url.pathname}/`
   let found: Route | undefined = EXACT[path]
   let params: ReadonlyArray<string> = []
@@ -94,23 +126,37 @@ const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Response, never
   return withRateLimitHeaders(found.run({ ...ctx, params }))
 }
 
-/** The request program: routing, error mapping, and a debug access log with credentials masked. */
-export const handle = (
-  request: Request,
+const internalError = (defect: unknown) =>
+  Effect.logError("unexpected defect", defect).pipe(Effect.as(failure(500, "Internal error.")))
+
+/**
+ * The request program, answering a {@link Reply}: routing, error mapping, and a debug access log
+ * with credentials masked. A defect becomes `500 Internal error.`.
+ */
+export const handleReply = (
+  request: WaybillRequest,
   info: ConnectionInfo = {},
   options: HandlerOptions = {},
   trusted: ReadonlyArray<ClientIp.Cidr> = parseTrusted(options.trustedProxies)
-) =>
+): Effect.Effect<Reply, never, HandlerRequirements> =>
   Effect.gen(function* () {
     const url = new URL(request.url)
     const client = ClientIp.resolve(info.remoteAddress, request.headers.get("x-forwarded-for"), trusted)
-    const response = yield* route({ request, url, info, options, client })
-    yield* Effect.logDebug("request", request.method, safeUrlForLog(url), response.status)
-    return response
-  }).pipe(
-    Effect.catchAllDefect((defect) =>
-      Effect.logError("unexpected defect", defect).pipe(Effect.as(failure(500, "Internal error.")))
-    )
+    const reply = yield* route({ request, url, info, options, client })
+    yield* Effect.logDebug("request", request.method, safeUrlForLog(url), reply.status)
+    return reply
+  }).pipe(Effect.catchAllDefect(internalError))
+
+/** {@link handleReply} answering a Fetch `Response` (a reply `Response` refuses is a 500 too). */
+export const handle = (
+  request: WaybillRequest,
+  info: ConnectionInfo = {},
+  options: HandlerOptions = {},
+  trusted: ReadonlyArray<ClientIp.Cidr> = parseTrusted(options.trustedProxies)
+): Effect.Effect<Response, never, HandlerRequirements> =>
+  handleReply(request, info, options, trusted).pipe(
+    Effect.map(toResponse),
+    Effect.catchAllDefect((defect) => Effect.map(internalError(defect), toResponse))
   )
 
 /** Parses the trusted proxy list; a typo here is a configuration error, reported at startup. */
@@ -123,7 +169,8 @@ export const parseTrusted = (list: ReadonlyArray<string> = []): ReadonlyArray<Cl
 
 /**
  * Builds the handler from a layer that provides every port. The layer is built once, on the first
- * request, and shared; `dispose` releases it.
+ * request, and shared; `dispose` releases it. A layer that cannot be built makes every request
+ * answer `503`.
  */
 export const createHandler = <E>(
   layer: Layer.Layer<HandlerRequirements, E, never>,
@@ -131,11 +178,16 @@ export const createHandler = <E>(
 ): WaybillHandler => {
   const runtime = ManagedRuntime.make(layer)
   const trusted = parseTrusted(options.trustedProxies)
-  return {
-    handler: (request, info) =>
-      runtime.runPromise(handle(request, info, options, trusted)).catch(() => failure(503, Messages.unavailable)),
-    dispose: () => runtime.dispose()
-  }
+  // The programs never fail, so a rejection is the run itself failing (the layer could not be
+  // built, the runtime was disposed): 503. (`runFork` with an exit observer instead of
+  // `runPromise` measured the same, about 8 us per run either way.)
+  const unavailable = () => failure(503, Messages.unavailable)
+  const handleRaw: RawHandler = (request, info) =>
+    runtime.runPromise(handleReply(request, info, options, trusted)).catch(unavailable)
+  const handler = (request: Request, info?: ConnectionInfo) =>
+    runtime.runPromise(handle(request, info, options, trusted)).catch(() => toResponse(unavailable()))
+  Object.defineProperty(handler, RAW, { value: handleRaw })
+  return { handler, handleRaw, dispose: () => runtime.dispose() }
 }
 
 /** Keeps `Cancel` in the public type graph for hosts that provide a `CancelProvider`. */

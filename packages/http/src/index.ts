@@ -2,14 +2,20 @@
  * @module @waybill/http
  *
  * The `/api/v1` wire protocol as one Fetch-standard function:
- * `createHandler(layer, options) -> { handler(Request): Promise<Response>, dispose() }`.
+ * `createHandler(layer, options) -> { handler(Request): Promise<Response>, handleRaw, dispose() }`.
+ * `handleRaw(WaybillRequest): Promise<Reply>` gives the same answers without Fetch objects, for
+ * server bridges such as `@waybill/http-node`.
  */
 export {
   createHandler,
   handle,
+  handleReply,
+  rawHandlerOf,
   type ConnectionInfo,
   type HandlerOptions,
   type HandlerRequirements,
+  type RawHandler,
   type WaybillHandler
 } from "./Handler.js"
+export { type Reply, type ReplyHeaders, toResponse, type WaybillRequest } from "./Raw.js"
 export { safeUrlForLog } from "./internal/redact.js"

@@ -1,19 +1,31 @@
 /**
  * Reading request bodies with a hard size limit. The declared Content-Length is checked first
  * (cheap rejection), then the stream is counted as it arrives, so a lying or absent length
- * cannot make the server buffer more than the limit.
+ * cannot make the server buffer more than the limit. A body the server bridge already read
+ * (`WaybillRequest.bodyBytes`) goes through the same two checks.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import type { WaybillRequest } from "../Raw.js"
 
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
 export class BodyUnreadable extends Data.TaggedError("BodyUnreadable")<{ readonly cause: unknown }> {}
 
-export const readBody = (request: Request, limit: number): Effect.Effect<Uint8Array, BodyTooLarge | BodyUnreadable> =>
+/** The whole body, at most `limit` bytes, as a fresh `Uint8Array` the caller owns. */
+export const readBody = (
+  request: WaybillRequest,
+  limit: number
+): Effect.Effect<Uint8Array, BodyTooLarge | BodyUnreadable> =>
   Effect.gen(function* () {
     const declared = request.headers.get("content-length")
     if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit)
       return yield* new BodyTooLarge({ limit })
+    const buffered = request.bodyBytes
+    if (buffered !== undefined) {
+      if (buffered.byteLength > limit) return yield* new BodyTooLarge({ limit })
+      // A copy: the bridge's bytes may be a Buffer view into a shared pool.
+      return new Uint8Array(buffered)
+    }
     if (request.body === null) return new Uint8Array(0)
     const reader = request.body.getReader()
     const chunks: Array<Uint8Array> = []
@@ -44,7 +56,7 @@ export const readBody = (request: Request, limit: number): Effect.Effect<Uint8Ar
   })
 
 /** The media type without parameters, lowercased (`application/json`). */
-export const mediaType = (request: Request): string =>
+export const mediaType = (request: WaybillRequest): string =>
   (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase()
 
 /** Whether a media type is JSON (`application/json` or any `+json` suffix). */

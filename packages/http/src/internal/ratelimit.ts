@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { Admission } from "@waybill/core"
+import { type Reply, withHeaders } from "../Raw.js"
 
 /** The two header values for one usage record. */
 export const rateLimitHeaders = (u: Admission.Usage): Record<string, string> => ({
@@ -27,15 +28,12 @@ export const rateLimitHeaders = (u: Admission.Usage): Record<string, string> => 
  * was checked. The slot is scoped to this request's fiber (`Effect.locally`), so concurrent
  * requests never see each other's usage.
  */
-export const withRateLimitHeaders = <E, R>(route: Effect.Effect<Response, E, R>): Effect.Effect<Response, E, R> =>
+export const withRateLimitHeaders = <E, R>(route: Effect.Effect<Reply, E, R>): Effect.Effect<Reply, E, R> =>
   Effect.locally(
-    Effect.flatMap(route, (response) =>
-      Effect.map(FiberRef.get(Admission.currentUsage), (usage) => {
-        if (Option.isSome(usage)) {
-          for (const [name, value] of Object.entries(rateLimitHeaders(usage.value))) response.headers.set(name, value)
-        }
-        return response
-      })
+    Effect.flatMap(route, (reply) =>
+      Effect.map(FiberRef.get(Admission.currentUsage), (usage) =>
+        Option.isSome(usage) ? withHeaders(reply, rateLimitHeaders(usage.value)) : reply
+      )
     ),
     Admission.currentUsage,
     Option.none()

@@ -1,4 +1,5 @@
-/** Response builders for the interface's JSON envelope (section 2.1) and plain-text answers. */
+/** Reply builders for the interface's JSON envelope (section 2.1). */
+import type { Reply } from "../Raw.js"
 
 const JSON_HEADERS = {
   "content-type": "application/json; charset=utf-8",
@@ -8,22 +9,23 @@ const JSON_HEADERS = {
 const encoder = new TextEncoder()
 
 /**
- * A JSON response; `headers` add to (and may override) the defaults. The body is encoded up
- * front so the length is known: servers can then send headers and body in one write instead of
- * a chunked stream.
+ * A JSON reply; `headers` add to (and may override) the defaults. The body is encoded up front
+ * so the length is known: servers can then send headers and body in one write instead of a
+ * chunked stream.
  */
-export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response => {
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Reply => {
   const bytes = encoder.encode(JSON.stringify(body))
-  return new Response(bytes, {
+  return {
     status,
-    headers: { ...JSON_HEADERS, "content-length": String(bytes.byteLength), ...headers }
-  })
+    headers: { ...JSON_HEADERS, "content-length": String(bytes.byteLength), ...headers },
+    body: bytes
+  }
 }
 
 /** `{"data": <data>, "error": null}` */
-export const success = (data: unknown, status = 200, headers: Record<string, string> = {}): Response =>
+export const success = (data: unknown, status = 200, headers: Record<string, string> = {}): Reply =>
   json(status, { data, error: null }, headers)
 
 /** `{"data": null, "error": {"message": <message>, "exception": null}}` */
-export const failure = (status: number, message: string, headers: Record<string, string> = {}): Response =>
+export const failure = (status: number, message: string, headers: Record<string, string> = {}): Reply =>
   json(status, { data: null, error: { message, exception: null } }, headers)

@@ -3,9 +3,10 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { ClientIp } from "@waybill/core"
 import type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "../Options.js"
+import type { Reply, WaybillRequest } from "../Raw.js"
 
 export interface RouteContext {
-  readonly request: Request
+  readonly request: WaybillRequest
   readonly url: URL
   readonly info: ConnectionInfo
   readonly options: HandlerOptions
@@ -17,7 +18,7 @@ export interface RouteContext {
 
 export interface Route {
   readonly methods: ReadonlyArray<string>
-  readonly run: (ctx: RouteContext) => Effect.Effect<Response, never, HandlerRequirements>
+  readonly run: (ctx: RouteContext) => Effect.Effect<Reply, never, HandlerRequirements>
   /** The answer to a method not in `methods`, for routes whose errors are not the JSON envelope. */
-  readonly methodNotAllowed?: (method: string) => Response
+  readonly methodNotAllowed?: (method: string) => Reply
 }

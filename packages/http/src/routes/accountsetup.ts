@@ -14,6 +14,7 @@ import { IpBlocks, Provisioning } from "@waybill/core"
 import { mediaType, readBody } from "../internal/body.js"
 import { Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
+import type { Reply, WaybillRequest } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
@@ -26,7 +27,7 @@ const noStore = { "cache-control": "no-store" }
 /** The host set no `baseUrl`, so no verification link can be built safely. */
 class LinkBaseMissing extends Data.TaggedError("LinkBaseMissing") {}
 
-const formOf = (request: Request) =>
+const formOf = (request: WaybillRequest) =>
   Effect.gen(function* () {
     const bytes = yield* readBody(request, FORM_LIMIT)
     if (bytes.length === 0) return new URLSearchParams()
@@ -36,7 +37,7 @@ const formOf = (request: Request) =>
   })
 
 /** Client-facing wording of each refusal; none says whether an e-mail address exists. */
-const rejection = (e: Provisioning.ProvisioningRejected): Response => {
+const rejection = (e: Provisioning.ProvisioningRejected): Reply => {
   const retry = e.retryAfterSeconds === undefined ? {} : { "retry-after": String(e.retryAfterSeconds) }
   switch (e.reason) {
     case "wrong-code":
@@ -274,12 +275,13 @@ const PAGE_HEADERS = {
 const escapeHtml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 
-const page = (status: number, title: string, body: string) =>
-  new Response(
+const page = (status: number, title: string, body: string): Reply => ({
+  status,
+  headers: PAGE_HEADERS,
+  body:
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
-      `<meta name="viewport" content="width=device-width"></head><body><h1>${title}</h1>${body}</body></html>`,
-    { status, headers: PAGE_HEADERS }
-  )
+    `<meta name="viewport" content="width=device-width"></head><body><h1>${title}</h1>${body}</body></html>`
+})
 
 const invalidPage = () =>
   page(
@@ -290,8 +292,11 @@ const invalidPage = () =>
 
 export const verifyLinkRoute: Route = {
   methods: ["GET", "POST"],
-  methodNotAllowed: () =>
-    new Response("Method not allowed.", { status: 405, headers: { ...PAGE_HEADERS, allow: "GET, POST" } }),
+  methodNotAllowed: () => ({
+    status: 405,
+    headers: { ...PAGE_HEADERS, allow: "GET, POST" },
+    body: "Method not allowed."
+  }),
   run: (ctx) =>
     Effect.gen(function* () {
       if (!(yield* Provisioning.enabled)) return failure(404, "Not found.")

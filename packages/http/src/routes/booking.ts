@@ -5,6 +5,7 @@ import { Admission, BadRequest, Booking, WaybillConfig } from "@waybill/core"
 import { isJson, mediaType, readBody } from "../internal/body.js"
 import { admissionErrors, badRequestErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
+import type { WaybillRequest } from "../Raw.js"
 import type { Route } from "./Route.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType")<{ readonly message: string }> {}
@@ -12,7 +13,7 @@ class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType")<{ re
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
 /** Body of create shipments: JSON, or a urlencoded form whose field `data` holds the JSON. */
-const bookingBody = (request: Request, limit: number) =>
+const bookingBody = (request: WaybillRequest, limit: number) =>
   Effect.gen(function* () {
     const type = mediaType(request)
     const jsonBody = isJson(type)

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import { Cancel } from "@waybill/core"
 import { admissionErrors, credentialErrors, storageErrors, Messages } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
+import { withHeaders } from "../Raw.js"
 import type { Route } from "./Route.js"
 
 export const cancelRoute: Route = {
@@ -42,10 +43,7 @@ export const cancelRoute: Route = {
         ...admissionErrors,
         ...storageErrors
       }),
-      Effect.map((response) => {
-        response.headers.set("cache-control", "no-store")
-        return response
-      })
+      Effect.map((reply) => withHeaders(reply, noStore))
     )
   }
 }

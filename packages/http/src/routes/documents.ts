@@ -17,6 +17,7 @@ import { isJson, mediaType, readBody } from "../internal/body.js"
 import { Messages, admissionErrors, storageErrors } from "../internal/errors.js"
 import { isHttps, publicBase } from "../internal/https.js"
 import { failure, success } from "../internal/respond.js"
+import { type WaybillRequest, withHeaders } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
@@ -27,7 +28,7 @@ const FORM_LIMIT = 64 * 1024
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 const EMPTY = new URLSearchParams()
 
-const formOf = (request: Request) =>
+const formOf = (request: WaybillRequest) =>
   Effect.gen(function* () {
     if (request.method !== "POST") return EMPTY
     const type = mediaType(request)
@@ -101,9 +102,6 @@ export const documentsRoute: Route = {
         ...admissionErrors,
         ...storageErrors
       }),
-      Effect.map((response) => {
-        response.headers.set("cache-control", "no-store")
-        return response
-      })
+      Effect.map((reply) => withHeaders(reply, noStore))
     )
 }

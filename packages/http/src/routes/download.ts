@@ -8,6 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Documents } from "@waybill/core"
+import type { Reply } from "../Raw.js"
 import type { Route } from "./Route.js"
 
 const SAFE = {
@@ -19,17 +20,18 @@ const SAFE = {
 const encoder = new TextEncoder()
 
 /** A plain-text answer with the safety headers. */
-export const text = (status: number, message: string, headers: Record<string, string> = {}): Response => {
+export const text = (status: number, message: string, headers: Record<string, string> = {}): Reply => {
   const bytes = encoder.encode(`${message}\n`)
-  return new Response(bytes, {
+  return {
     status,
     headers: {
       ...SAFE,
       "content-type": "text/plain; charset=utf-8",
       "content-length": String(bytes.byteLength),
       ...headers
-    }
-  })
+    },
+    body: bytes
+  }
 }
 
 export const DownloadMessages = {
@@ -52,11 +54,11 @@ export const downloadRoute: Route = {
     const head = request.method === "HEAD"
     return Documents.download({ client, ticket: url.searchParams.getAll("ticket"), head }).pipe(
       Effect.map(
-        (file) =>
-          new Response(head || file.body === undefined ? null : (file.body as BodyInit), {
-            status: 200,
-            headers: { ...SAFE, "content-type": file.contentType, "content-length": String(file.size) }
-          })
+        (file): Reply => ({
+          status: 200,
+          headers: { ...SAFE, "content-type": file.contentType, "content-length": String(file.size) },
+          body: head || file.body === undefined ? null : file.body
+        })
       ),
       Effect.catchTags({
         IpBlocked: () => Effect.succeed(text(403, DownloadMessages.ipBlocked)),

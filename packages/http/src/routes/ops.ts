@@ -13,6 +13,7 @@ import { constantTimeEqual, Operations } from "@waybill/core"
 import { isJson, mediaType, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
 import { failure, json, success } from "../internal/respond.js"
+import type { Reply } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
 
 const OpsBody = Schema.Struct({
@@ -22,7 +23,7 @@ const OpsBody = Schema.Struct({
 })
 
 /** The operator check; `undefined` means the caller may go on. */
-export const guard = ({ request, options }: RouteContext): Response | undefined => {
+export const guard = ({ request, options }: RouteContext): Reply | undefined => {
   if (options.operatorToken === undefined) return failure(404, "Not found.")
   const header = request.headers.get("authorization")
   const m = header === null ? null : /^Bearer (\S+)$/i.exec(header)

@@ -20,6 +20,7 @@ import { isJson, mediaType, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import { guard } from "./ops.js"
+import type { Reply } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
 
 const bodyErrors = {
@@ -49,7 +50,7 @@ const RecoverBody = Schema.Struct({ since: Schema.String })
 
 /** Reads a small JSON body and decodes it; a Left is the answer to give. */
 const jsonBody = <A, I>(ctx: RouteContext, schema: Schema.Schema<A, I>, hint: string) =>
-  Effect.map(readBody(ctx.request, 16 * 1024), (bytes): Either.Either<A, Response> => {
+  Effect.map(readBody(ctx.request, 16 * 1024), (bytes): Either.Either<A, Reply> => {
     if (!isJson(mediaType(ctx.request))) return Either.left(failure(415, `Send JSON: ${hint}.`))
     let raw: unknown
     try {

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import { Quote } from "@waybill/core"
 import { admissionErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
+import { withHeaders } from "../Raw.js"
 import type { Route } from "./Route.js"
 
 export const quoteRoute: Route = {
@@ -26,10 +27,7 @@ export const quoteRoute: Route = {
         ...admissionErrors,
         ...storageErrors
       }),
-      Effect.map((response) => {
-        response.headers.set("cache-control", "no-store")
-        return response
-      })
+      Effect.map((reply) => withHeaders(reply, noStore))
     )
   }
 }

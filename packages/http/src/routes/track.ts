@@ -8,7 +8,10 @@ import * as Effect from "effect/Effect"
 import { Track } from "@waybill/core"
 import { admissionErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
+import { withHeaders } from "../Raw.js"
 import type { Route } from "./Route.js"
+
+const NO_STORE = { "cache-control": "no-store" }
 
 export const trackRoute: Route = {
   methods: ["GET"],
@@ -28,9 +31,6 @@ export const trackRoute: Route = {
         ...storageErrors
       }),
       // A shipment's status changes, and the URL may hold a key: never cache.
-      Effect.map((response) => {
-        response.headers.set("cache-control", "no-store")
-        return response
-      })
+      Effect.map((reply) => withHeaders(reply, NO_STORE))
     )
 }
