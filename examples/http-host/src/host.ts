@@ -161,7 +161,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     ...(options.allowInsecureHttp === true ? { allowInsecureHttp: true } : {}),
     ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate })
   })
-  wired.listener = toNodeListener(handler.handler)
+  wired.listener = toNodeListener(handler)
   const dispatcher: RunningDispatcher | undefined =
     options.webhooks?.dispatch === false
       ? undefined
