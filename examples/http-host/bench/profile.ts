@@ -155,7 +155,8 @@ const main = (): void => {
   const args = process.argv.slice(2)
   const topAt = args.indexOf("--top")
   const top = topAt >= 0 ? Number(args[topAt + 1]) : 25
-  const files = args.filter((a, i) => a !== "--top" && i !== topAt + 1)
+  // Without --top, topAt is -1 and `topAt + 1` would drop the first file.
+  const files = args.filter((a, i) => a !== "--top" && (topAt < 0 || i !== topAt + 1))
   if (files.length === 0) {
     console.error("usage: tsx bench/profile.ts <file.cpuprofile> [...] [--top N]")
     process.exitCode = 2
