@@ -8,11 +8,16 @@ export interface Answer {
   readonly raw: string
 }
 
-/** `POST /api/v1/accountsetup/?action=` with urlencoded fields. */
-export const action = async (url: string, name: string, fields: Record<string, string> = {}): Promise<Answer> => {
+/** `POST /api/v1/accountsetup/?action=` with urlencoded fields (and extra headers, e.g. `x-forwarded-for`). */
+export const action = async (
+  url: string,
+  name: string,
+  fields: Record<string, string> = {},
+  headers: Record<string, string> = {}
+): Promise<Answer> => {
   const response = await fetch(`${url}/api/v1/accountsetup/?action=${encodeURIComponent(name)}`, {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
+    headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(fields).toString()
   })
   const raw = await response.text()

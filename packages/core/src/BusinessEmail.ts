@@ -5,15 +5,25 @@
  * trailing dot stripped, IDN to punycode through the WHATWG URL parser, which every runtime has)
  * and it and each parent domain are checked against the pinned free-mail and disposable list,
  * so `Mail.Yahoo.COM.`, `x.gmail.com` and `gmаil.com` with a Cyrillic `а` are all caught or
- * compared in one canonical form. Pure.
+ * compared in one canonical form.
+ *
+ * Two more forms of an address serve limits and lookups: {@link addressKey} (the whole address
+ * lowercased: `Ada@x.com` and `ada@x.com` are one mailbox everywhere addresses are compared)
+ * and {@link registrableDomain} (the domain a per-domain budget is counted under, so wildcard
+ * subdomains share one). Pure.
  */
 import { FREE_MAIL_DOMAINS } from "./data/freemail.js"
 
 /** An address split into a kept local part and a canonical domain. */
 export interface NormalisedEmail {
-  /** `local@domain` with the domain canonical; the local part is kept as typed (it may be case-sensitive). */
+  /**
+   * `local@domain` with the domain canonical; the local part is kept as typed. This is the form
+   * stored, shown and mailed to; never compare it as is (see {@link key}).
+   */
   readonly address: string
   readonly domain: string
+  /** {@link addressKey} of the address: the form every comparison, lookup and limit key uses. */
+  readonly key: string
 }
 
 export type EmailProblem = "malformed" | "free-mail"
@@ -47,6 +57,69 @@ export const parents = (domain: string): ReadonlyArray<string> => {
   return out
 }
 
+/**
+ * The comparison form of an address: the whole address lowercased. RFC 5321 lets a mail server
+ * treat local parts case-sensitively, but practically none does, and treating `Ada@x.com` and
+ * `ada@x.com` as two people would give one mailbox two registrations, two accounts and two
+ * budgets. Addresses are stored as typed (that is what is shown and mailed to) and compared
+ * through this, on both sides: it works on a stored address of any age, whatever its case.
+ * Local parts are ASCII ({@link normalise} refuses anything else), so lowercasing is
+ * locale-independent.
+ */
+export const addressKey = (address: string): string => address.trim().toLowerCase()
+
+/** Whether two addresses (typed or stored) name the same mailbox, by {@link addressKey}. */
+export const sameAddress = (a: string, b: string): boolean => addressKey(a) === addressKey(b)
+
+/**
+ * Second-level labels that country registries (two-letter TLDs) commonly sell names under:
+ * `acme.co.uk`, `acme.com.au`, `acme.ac.jp`, `acme.or.jp`, `acme.gob.mx`, `acme.ltd.uk`. Kept
+ * short on purpose: each label here gives every name under `<label>.<cc>` its own budget, which
+ * also helps whoever owns such a name where the registry sells it to anyone.
+ */
+const COUNTRY_SECOND_LEVELS: ReadonlySet<string> = new Set([
+  "ac",
+  "co",
+  "com",
+  "edu",
+  "gob",
+  "gov",
+  "ltd",
+  "mil",
+  "ne",
+  "net",
+  "or",
+  "org",
+  "plc",
+  "sch"
+])
+
+/**
+ * The registrable domain of a canonical domain, for the per-domain limit: a wildcard DNS entry
+ * gives one owner any number of subdomains (`a1.acme.com`, `a2.acme.com`, ...), and a budget per
+ * full domain would give each its own. Without a Public Suffix List (none is bundled) the rule is
+ * a conservative approximation:
+ *
+ * - the last three labels when the top-level domain is two letters (a country) and the label
+ *   before it is one of a few well-known second levels (`co`, `com`, `org`, `net`, `ac`, `gov`,
+ *   `edu`, ...): `mail.acme.co.uk` -> `acme.co.uk`;
+ * - otherwise the last two labels: `eu.mail.acme.com` -> `acme.com`, `acme.io` -> `acme.io`.
+ *
+ * It errs towards grouping: names under a public suffix it does not know (`acme.k12.tx.us`,
+ * `shop.myhost.example` where `myhost.example` rents subdomains) share one budget, which can
+ * only make the limit stricter for them, never let wildcard subdomains escape it. The other way
+ * round, the owner of a name such as `co.xx` in a country whose registry sells it gets a budget
+ * per subdomain; the per-address limits and the global e-mail cap still hold them.
+ */
+export const registrableDomain = (domain: string): string => {
+  const labels = domain.split(".")
+  if (labels.length <= 2) return domain
+  const tld = labels[labels.length - 1]!
+  const second = labels[labels.length - 2]!
+  const keep = /^[a-z]{2}$/.test(tld) && COUNTRY_SECOND_LEVELS.has(second) ? 3 : 2
+  return labels.slice(-keep).join(".")
+}
+
 /** Parses an address; the domain in canonical form. */
 export const normalise = (input: string): NormalisedEmail | undefined => {
   const value = input.trim()
@@ -57,7 +130,8 @@ export const normalise = (input: string): NormalisedEmail | undefined => {
   if (!LOCAL.test(local) || local.startsWith(".") || local.endsWith(".") || local.includes("..")) return undefined
   const domain = canonicalDomain(value.slice(at + 1))
   if (domain === undefined) return undefined
-  return { address: `${local}@${domain}`, domain }
+  const address = `${local}@${domain}`
+  return { address, domain, key: addressKey(address) }
 }
 
 /**

@@ -32,7 +32,12 @@ import { KeyRing, type KeySecret } from "./KeyRing.js"
 import { Mailer, type MailerShape } from "./Mailer.js"
 import { PasswordHasher } from "./PasswordHasher.js"
 import * as PasswordPolicy from "./PasswordPolicy.js"
-import { type Profile, ProvisioningStore, type RegistrationRecord } from "./ProvisioningStore.js"
+import {
+  type Profile,
+  ProvisioningStore,
+  type ProvisioningStoreShape,
+  type RegistrationRecord
+} from "./ProvisioningStore.js"
 import { RateLimiter } from "./RateLimiter.js"
 import * as Registration from "./Registration.js"
 import { Transactor } from "./Transactor.js"
@@ -140,6 +145,24 @@ const hit = (bucket: string, rule: RateLimitRule) =>
         : Effect.fail(new ProvisioningRateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(quota.resetMs / 1000)) }))
     )
   )
+
+/**
+ * The per-client-address limits (DECISIONS.md: 5 an hour, 20 a day; IPv6 per /64): one budget
+ * of verification e-mails a client address can make the server send, spent alike by
+ * `pre-register` and `pre-register-resend` (each sends one e-mail), in the same `prov:ip:h:` /
+ * `prov:ip:d:` buckets. Without a known client address only the other limits apply.
+ */
+const limitClient = (client: Option.Option<ClientIp.Address>) =>
+  Option.match(client, {
+    onNone: () => Effect.void,
+    onSome: (address) =>
+      Effect.gen(function* () {
+        const limits = yield* limitsOf
+        const ip = ClientIp.blockKey(address)
+        yield* hit(`prov:ip:h:${ip}`, limits.perIpHour)
+        yield* hit(`prov:ip:d:${ip}`, limits.perIpDay)
+      })
+  })
 
 const rejected = (reason: Registration.Reason, retryAfterMs?: number) =>
   new ProvisioningRejected(
@@ -276,12 +299,9 @@ export const preRegister = Effect.fn("Provisioning.preRegister")(function* (inpu
   const weak = PasswordPolicy.check(Redacted.value(input.password), email)
   if (weak !== undefined) return yield* new ProvisioningInvalid({ message: PasswordPolicy.describe(weak) })
 
-  if (Option.isSome(input.client)) {
-    const ip = ClientIp.blockKey(input.client.value)
-    yield* hit(`prov:ip:h:${ip}`, limits.perIpHour)
-    yield* hit(`prov:ip:d:${ip}`, limits.perIpDay)
-  }
-  yield* hit(`prov:domain:${email.domain}`, limits.perDomainDay)
+  yield* limitClient(input.client)
+  // Per registrable domain, so wildcard subdomains (a1.acme.com, a2.acme.com) share one budget.
+  yield* hit(`prov:domain:${BusinessEmail.registrableDomain(email.domain)}`, limits.perDomainDay)
 
   const passwordHash = yield* services.hasher.value.hash(input.password)
   const idx = `wr_${yield* randomToken(16)}`
@@ -332,14 +352,33 @@ export const preRegister = Effect.fn("Provisioning.preRegister")(function* (inpu
   return { waitIdx: idx, verifyExpires: isoUtc(state.otpExpiresAt) } satisfies PreRegistered
 })
 
+/**
+ * The registration `idx` names, if `emailAddress` (when given) is its address in any case: both
+ * sides are compared by `BusinessEmail.addressKey`, so rows stored as typed, in any case and by
+ * any version, match.
+ */
 const byIdxAndEmail = (idx: string, emailAddress?: string) =>
   Effect.flatMap(ProvisioningStore, (store) =>
     Effect.map(store.find(idx.trim()), (found) => {
       if (emailAddress === undefined) return found
       const email = BusinessEmail.normalise(emailAddress)
-      return Option.filter(found, (r) => email !== undefined && r.email === email.address)
+      return Option.filter(found, (r) => email !== undefined && BusinessEmail.addressKey(r.email) === email.key)
     })
   )
+
+/**
+ * Whether another registration of `email` (in any case) already has a customer record. Rows
+ * keep the address as typed, so the store is asked with the address's key, the form every
+ * comparison uses; a store that compares case-insensitively finds every row by it. A store that
+ * compares the column exactly finds rows typed in lowercase by the key, and rows typed exactly
+ * like this one by the second question, so no address that matched before goes unmatched.
+ */
+const emailHasCustomer = (store: ProvisioningStoreShape, email: string) =>
+  Effect.gen(function* () {
+    const key = BusinessEmail.addressKey(email)
+    if (yield* store.emailHasCustomer(key)) return true
+    return email !== key && (yield* store.emailHasCustomer(email))
+  })
 
 /** `pre-register-verify`: a wrong code counts against the code (5) and the registration (10). */
 export const verify = Effect.fn("Provisioning.verify")(function* (input: {
@@ -377,21 +416,32 @@ export const followLink = Effect.fn("Provisioning.followLink")(function* (token:
 /**
  * `pre-register-resend`: a new code and link (the old ones die), the window refreshed; 60 s
  * apart (unless the last e-mail failed), at most 5 a day; the failure count is kept.
+ *
+ * Each accepted resend also spends the client address's budget ({@link limitClient}), the one
+ * `pre-register` spends: otherwise one client could make the server mail every registration it
+ * knows an `idx` of, bounded only per registration and globally. The limit is counted once the
+ * registration accepted the resend and in the same transaction, so a resend refused for its
+ * cooldown costs the client nothing, and one refused by the limit (429) changes nothing: the old
+ * code and link keep working and no e-mail goes out.
  */
 export const resend = Effect.fn("Provisioning.resend")(function* (input: {
   readonly idx: string
   readonly linkBase: string
+  readonly client: Option.Option<ClientIp.Address>
 }) {
   const services = yield* optionalServices
   if (Option.isNone(services.mailer) || Option.isNone(services.hasher)) return yield* new ProvisioningDisabled()
   const code = yield* digits(6)
   const token = yield* randomToken(32)
   const linkHash = yield* hashLink(token)
-  const { record } = yield* advance(byIdxAndEmail(input.idx), (r, now) =>
-    Effect.map(
-      Effect.flatMap(secretFor(r.otpSecretId), (s) => codeHash(s, r.idx, code)),
-      (otpHash): Registration.Move => ({ _tag: "Resend", otpHash, linkHash, now })
-    )
+  const { record } = yield* advance(
+    byIdxAndEmail(input.idx),
+    (r, now) =>
+      Effect.map(
+        Effect.flatMap(secretFor(r.otpSecretId), (s) => codeHash(s, r.idx, code)),
+        (otpHash): Registration.Move => ({ _tag: "Resend", otpHash, linkHash, now })
+      ),
+    (r) => Effect.as(limitClient(input.client), r)
   )
   const sent = yield* sendVerification({
     mailer: services.mailer.value,
@@ -489,7 +539,7 @@ export const start = Effect.fn("Provisioning.start")(function* (input: { readonl
       (record, outcome) =>
         Effect.gen(function* () {
           if (outcome._tag !== "Started" || !outcome.created) return record
-          if (yield* store.emailHasCustomer(record.email)) return yield* new AlreadyRegistered()
+          if (yield* emailHasCustomer(store, record.email)) return yield* new AlreadyRegistered()
           const now = yield* Clock.currentTimeMillis
           const account: AccountRecord = {
             customerNo: outcome.customerNo,

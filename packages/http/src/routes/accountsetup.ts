@@ -159,7 +159,7 @@ const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
       }
       case "pre-register-resend": {
         yield* need("idx")
-        const r = yield* Provisioning.resend({ idx: field("idx"), linkBase: yield* linkBase(ctx) })
+        const r = yield* Provisioning.resend({ idx: field("idx"), linkBase: yield* linkBase(ctx), client: ctx.client })
         return ok({
           message: "A new verification e-mail was sent.",
           verify_expires: r.verifyExpires,
