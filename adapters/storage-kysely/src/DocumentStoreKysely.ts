@@ -96,11 +96,6 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
         "o.current_version"
       ])
 
-  const currentVersion = (trackNo: string) =>
-    query("orders.version", (c) =>
-      c.selectFrom("waybill_orders").select("current_version").where("track_no", "=", trackNo).executeTakeFirst()
-    ).pipe(Effect.map((r) => (r === undefined ? 1 : num(r.current_version))))
-
   const store: DocumentStoreShape = {
     findOrders: ({ customers, field, limit, values }) =>
       customers.length === 0 || values.length === 0
@@ -192,19 +187,34 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
       )
     },
 
+    // One statement, so the compare and the set are one atomic step on every database (a
+    // select-then-write transaction is only serialised on SQLite; under PostgreSQL's READ
+    // COMMITTED two callers would both read the old version and both "win"). From the implicit
+    // version 1 the row may not exist yet: an upsert whose update only applies while the stored
+    // version is still 1; a later version needs the row, so a plain conditional update.
     setOrderVersion: (trackNo, expectedVersion, version) =>
-      conn.withTransaction(
-        Effect.gen(function* () {
-          const current = yield* currentVersion(trackNo)
-          if (current !== expectedVersion) return yield* new VersionConflict({ trackNo })
-          yield* query("orders.set-version", (c) =>
-            c
+      query("orders.set-version", (c) =>
+        expectedVersion === 1
+          ? c
               .insertInto("waybill_orders")
               .values({ track_no: trackNo, current_version: version, invoice_no: "" })
-              .onConflict((oc) => oc.column("track_no").doUpdateSet({ current_version: version }))
-              .execute()
-          )
-        })
+              .onConflict((oc) =>
+                oc
+                  .column("track_no")
+                  .doUpdateSet({ current_version: version })
+                  .where("waybill_orders.current_version", "=", expectedVersion)
+              )
+              .executeTakeFirst()
+              .then((r) => Number(r.numInsertedOrUpdatedRows ?? 0))
+          : c
+              .updateTable("waybill_orders")
+              .set({ current_version: version })
+              .where("track_no", "=", trackNo)
+              .where("current_version", "=", expectedVersion)
+              .executeTakeFirst()
+              .then((r) => Number(r.numUpdatedRows))
+      ).pipe(
+        Effect.flatMap((changed) => (changed === 1 ? Effect.void : Effect.fail(new VersionConflict({ trackNo }))))
       ),
 
     setInvoice: (trackNo, invoice) =>

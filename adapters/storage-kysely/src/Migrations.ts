@@ -13,7 +13,7 @@
 import * as Effect from "effect/Effect"
 import { StorageError } from "./internal/core.js"
 import { provisioningMigration } from "./ProvisioningStoreKysely.js"
-import { type Kysely, type Migration, type MigrationResultSet, Migrator, sql } from "kysely"
+import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from "kysely"
 
 /** Kysely's migration history table for Waybill. */
 export const migrationTableName = "waybill_migration"
@@ -411,20 +411,41 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0007_leaner_events": leanerEvents
 }
 
-const migrator = (db: Kysely<any>): Migrator =>
-  new Migrator({
+/**
+ * The schema Waybill's tables go to on PostgreSQL: the connection's `current_schema()` (the
+ * first schema of its `search_path` that exists), `undefined` elsewhere.
+ *
+ * Kysely's `Migrator` looks for its bookkeeping tables by name in every schema it can see
+ * unless it is given one: without this, a `waybill_migration` table in any other schema (another
+ * tenant's, a test's, a copy) would make it skip creating ours and then fail on the missing table.
+ */
+const migrationSchema = async (db: Kysely<any>): Promise<string | undefined> => {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined
+  const { rows } = await sql<{ readonly schema: string | null }>`select current_schema() as schema`.execute(db)
+  const schema = rows[0]?.schema ?? null
+  if (schema === null) {
+    throw new Error("waybill migrations: no schema of the search_path exists (current_schema() is null)")
+  }
+  return schema
+}
+
+const migrator = async (db: Kysely<any>): Promise<Migrator> => {
+  const schema = await migrationSchema(db)
+  return new Migrator({
     db,
     provider: { getMigrations: () => Promise.resolve({ ...migrations }) },
     migrationTableName,
-    migrationLockTableName
+    migrationLockTableName,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema })
   })
+}
 
 /**
  * Brings the database to the latest schema, for hosts without Effect at their entry point
  * (a CLI, a deploy hook). Rejects with the migration's own error; applying is idempotent.
  */
 export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationResultSet> => {
-  const result = await migrator(db).migrateToLatest()
+  const result = await (await migrator(db)).migrateToLatest()
   if (result.error !== undefined) throw result.error
   return result
 }

@@ -12,7 +12,7 @@ import { type ShipmentStoreShape, VersionConflict } from "./internal/core.js"
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
-  const { compileInsert, execute, executeUnique, query, withTransaction } = conn
+  const { compileInsert, execute, executeUnique, query, withSnapshot, withTransaction } = conn
 
   const children = (trackNo: string) =>
     Effect.all([
@@ -58,11 +58,11 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
         })
       ),
 
-    // In a transaction so the shipment row and its stops come from the same moment (a
+    // In one snapshot so the shipment row and its stops come from the same moment (a
     // concurrent update cannot land between the reads and pair an old version with new
-    // stop statuses).
+    // stop statuses; on PostgreSQL this takes `repeatable read`, see `withSnapshot`).
     findByTrackNo: (trackNo) =>
-      withTransaction(
+      withSnapshot(
         Effect.gen(function* () {
           const row = yield* query("shipments.select", (c) =>
             c.selectFrom("waybill_shipments").selectAll().where("track_no", "=", trackNo).executeTakeFirst()

@@ -3,14 +3,14 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { AccountStore, EventOutbox, ShipmentStore, Transactor } from "@waybill/core"
+import { AccountStore, DocumentStore, EventOutbox, ShipmentStore, Transactor } from "@waybill/core"
 import { Fixtures } from "@waybill/testkit"
-import { type CompiledQuery, Kysely, SqliteDialect } from "kysely"
+import { type CompiledQuery, Kysely, type KyselyPlugin, sql, SqliteDialect } from "kysely"
 import { Migrations, migrate, migrateToLatest, StorageKysely, Tables } from "../src/index.js"
 import { isUniqueViolation } from "../src/internal/errors.js"
-import { storageLayer, targets } from "./dialects.js"
+import { storageLayer, describeSqliteOnly, type Target, targets } from "./dialects.js"
 
-/** A raw in-memory SQLite database with a Kysely over it that records every query it runs. */
+/** A raw in-memory SQLite database (for the SQLite-only query plan test) with a Kysely over it that records every query it runs. */
 const recordingSqlite = Effect.acquireRelease(
   Effect.sync(() => {
     const sqlite = new Database(":memory:")
@@ -26,34 +26,59 @@ const recordingSqlite = Effect.acquireRelease(
   ({ db }) => Effect.promise(() => db.destroy())
 )
 
-describe("migrations", () => {
-  it.scoped("create the waybill_ tables and their own waybill_ bookkeeping, idempotently", () =>
-    Effect.gen(function* () {
-      const { db } = yield* recordingSqlite
-      const first = yield* Effect.promise(() => migrateToLatest(db))
-      // Every migration applies, in name order (the table's key order is not the order of application).
-      expect(first.results?.map((r) => [r.migrationName, r.status])).toEqual(
-        Object.keys(Migrations.migrations)
-          .sort()
-          .map((name) => [name, "Success"])
-      )
-      expect(Object.keys(Migrations.migrations)).toEqual(
-        expect.arrayContaining(["0001_initial", "0002_ip_blocks", "0004_abuse"])
-      )
-      const second = yield* Effect.promise(() => migrateToLatest(db))
-      expect(second.results).toEqual([])
-      yield* migrate(db)
+/** The tables of `db` (on PostgreSQL: of its own schema only, the server has other tests' too). */
+const tablesOf = (target: Target, db: Kysely<any>) =>
+  Effect.promise(async () => {
+    const schema =
+      target.dialect === "postgres"
+        ? (await sql<{ readonly s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
+        : undefined
+    const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
+    return tables
+      .filter((t) => schema === undefined || t.schema === schema)
+      .map((t) => t.name)
+      .sort()
+  })
 
-      const tables = yield* Effect.promise(() => db.introspection.getTables({ withInternalKyselyTables: true }))
-      const names = tables.map((t) => t.name).sort()
-      expect(names).toEqual(
-        [...Tables.tableNames, Migrations.migrationTableName, Migrations.migrationLockTableName].sort()
-      )
-      expect(names.every((n) => n.startsWith("waybill_"))).toBe(true)
-    })
-  )
+/** Targets whose statements all go through Kysely, so its `log` sees every one. */
+const kyselyTargets = targets.filter((t) => !t.synchronous)
 
-  it.scoped("index the lookups on the hot paths (SQLite query plans)", () =>
+for (const target of kyselyTargets) {
+  describe(`migrations: ${target.name}`, () => {
+    it.scoped("create the waybill_ tables and their own waybill_ bookkeeping, idempotently", () =>
+      Effect.gen(function* () {
+        // Another database of the same kind, migrated first: on PostgreSQL a schema beside this
+        // one on the same server, whose bookkeeping tables Kysely's Migrator must not mistake
+        // for this database's.
+        const other = yield* target.open()
+        yield* migrate(other)
+        const db = yield* target.open()
+        const first = yield* Effect.promise(() => migrateToLatest(db))
+        // Every migration applies, in name order (the table's key order is not the order of application).
+        expect(first.results?.map((r) => [r.migrationName, r.status])).toEqual(
+          Object.keys(Migrations.migrations)
+            .sort()
+            .map((name) => [name, "Success"])
+        )
+        expect(Object.keys(Migrations.migrations)).toEqual(
+          expect.arrayContaining(["0001_initial", "0002_ip_blocks", "0004_abuse"])
+        )
+        const second = yield* Effect.promise(() => migrateToLatest(db))
+        expect(second.results).toEqual([])
+        yield* migrate(db)
+
+        const names = yield* tablesOf(target, db)
+        expect(names).toEqual(
+          [...Tables.tableNames, Migrations.migrationTableName, Migrations.migrationLockTableName].sort()
+        )
+        expect(names.every((n) => n.startsWith("waybill_"))).toBe(true)
+      })
+    )
+  })
+}
+
+describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQLite's", () => {
+  it.scoped("index the lookups on the hot paths (EXPLAIN QUERY PLAN is SQLite's)", () =>
     Effect.gen(function* () {
       const { db, queries, sqlite } = yield* recordingSqlite
       yield* migrate(db)
@@ -77,59 +102,153 @@ describe("migrations", () => {
   )
 })
 
-describe("StorageKysely", () => {
-  it.scoped("insert writes one statement per table inside one transaction", () =>
-    Effect.gen(function* () {
-      const { db, queries } = yield* recordingSqlite
-      yield* migrate(db)
-      const { shipments } = yield* StorageKysely.make(db)
-      const s = Fixtures.shipment()
-      queries.length = 0
-      yield* shipments.insert(s)
-      expect(queries.map((q) => q.sql.split(" ").slice(0, 3).join(" "))).toEqual([
-        "begin",
-        'insert into "waybill_shipments"',
-        'insert into "waybill_stops"',
-        'insert into "waybill_legs"',
-        'insert into "waybill_pieces"',
-        "commit"
-      ])
-      expect(Option.getOrThrow(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
-    })
-  )
+for (const target of kyselyTargets) {
+  describe(`StorageKysely: ${target.name}`, () => {
+    it.scoped("insert writes one statement per table inside one transaction", () =>
+      Effect.gen(function* () {
+        const queries: Array<CompiledQuery> = []
+        const db = yield* target.open({
+          log: (event) => {
+            if (event.level === "query") queries.push(event.query)
+          }
+        })
+        yield* migrate(db)
+        const { shipments } = yield* StorageKysely.make(db)
+        const s = Fixtures.shipment()
+        queries.length = 0
+        yield* shipments.insert(s)
+        expect(queries.map((q) => q.sql.split(" ").slice(0, 3).join(" "))).toEqual([
+          "begin",
+          'insert into "waybill_shipments"',
+          'insert into "waybill_stops"',
+          'insert into "waybill_legs"',
+          'insert into "waybill_pieces"',
+          "commit"
+        ])
+        expect(Option.getOrThrow(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
+      })
+    )
 
-  it.scoped("a transaction on one database never captures another database's stores", () =>
-    Effect.gen(function* () {
-      const a = yield* recordingSqlite
-      const b = yield* recordingSqlite
-      yield* migrate(a.db)
-      yield* migrate(b.db)
-      const storesA = yield* StorageKysely.make(a.db)
-      const storesB = yield* StorageKysely.make(b.db)
-      const s = Fixtures.shipment()
-      const result = yield* Effect.either(
-        storesA.transactor.withTransaction(
-          Effect.zipRight(storesB.shipments.insert(s), Effect.fail("abort A" as const))
+    it.scoped("a transaction on one database never captures another database's stores", () =>
+      Effect.gen(function* () {
+        const a = yield* target.open()
+        const b = yield* target.open()
+        yield* migrate(a)
+        yield* migrate(b)
+        const storesA = yield* StorageKysely.make(a)
+        const storesB = yield* StorageKysely.make(b)
+        const s = Fixtures.shipment()
+        const result = yield* Effect.either(
+          storesA.transactor.withTransaction(
+            Effect.zipRight(storesB.shipments.insert(s), Effect.fail("abort A" as const))
+          )
         )
-      )
-      expect(result).toEqual(Either.left("abort A"))
-      // B's write was its own (committed) transaction, not part of A's rolled-back one.
-      expect(Option.isSome(yield* storesB.shipments.findByTrackNo(s.trackNo))).toBe(true)
-      expect(Option.isNone(yield* storesA.shipments.findByTrackNo(s.trackNo))).toBe(true)
-    })
-  )
+        expect(result).toEqual(Either.left("abort A"))
+        // B's write was its own (committed) transaction, not part of A's rolled-back one.
+        expect(Option.isSome(yield* storesB.shipments.findByTrackNo(s.trackNo))).toBe(true)
+        expect(Option.isNone(yield* storesA.shipments.findByTrackNo(s.trackNo))).toBe(true)
+      })
+    )
 
-  it.scoped("driver failures other than unique violations are StorageError with the operation", () =>
-    Effect.gen(function* () {
-      const { db } = yield* recordingSqlite // not migrated: every table is missing
-      const { accounts, shipments } = yield* StorageKysely.make(db)
-      const read = yield* Effect.flip(shipments.findByTrackNo(Fixtures.trackNo()))
-      expect(read).toMatchObject({ _tag: "StorageError", operation: "shipments.select" })
-      const write = yield* Effect.flip(accounts.insertAccount(Fixtures.account()))
-      expect(write).toMatchObject({ _tag: "StorageError", operation: "accounts.insert" })
-    })
-  )
+    it.scoped("driver failures other than unique violations are StorageError with the operation", () =>
+      Effect.gen(function* () {
+        const db = yield* target.open() // not migrated: every table is missing
+        const { accounts, shipments } = yield* StorageKysely.make(db)
+        const read = yield* Effect.flip(shipments.findByTrackNo(Fixtures.trackNo()))
+        expect(read).toMatchObject({ _tag: "StorageError", operation: "shipments.select" })
+        const write = yield* Effect.flip(accounts.insertAccount(Fixtures.account()))
+        expect(write).toMatchObject({ _tag: "StorageError", operation: "accounts.insert" })
+      })
+    )
 
+    it.scoped("the driver's own unique violations are DuplicateKey (tracking number, customer number, key hash)", () =>
+      Effect.gen(function* () {
+        const db = yield* target.open()
+        yield* migrate(db)
+        const { accounts, shipments } = yield* StorageKysely.make(db)
+        const s = Fixtures.shipment()
+        yield* shipments.insert(s)
+        expect(yield* Effect.flip(shipments.insert(s))).toMatchObject({ _tag: "DuplicateKey", what: "track_no" })
+        const account = Fixtures.account()
+        yield* accounts.insertAccount(account)
+        expect(yield* Effect.flip(accounts.insertAccount(account))).toMatchObject({
+          _tag: "DuplicateKey",
+          what: "customer_no"
+        })
+        const key = Fixtures.apiKey({ customerNo: account.customerNo, mode: "live" })
+        yield* accounts.putKey(key)
+        expect(yield* Effect.flip(accounts.putKey({ ...key, mode: "test" }))).toMatchObject({
+          _tag: "DuplicateKey",
+          what: "key"
+        })
+        // The failed statements left nothing behind and the database stays usable.
+        expect(Option.getOrThrow(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
+        expect((yield* accounts.listKeys(account.customerNo)).map((k) => k.mode)).toEqual(["live"])
+      })
+    )
+
+    it.scoped("findByTrackNo reads the shipment and its stops from one snapshot", () =>
+      Effect.gen(function* () {
+        const db = yield* target.open()
+        yield* migrate(db)
+        const writer = yield* StorageKysely.make(db)
+        const s = Fixtures.shipment()
+        yield* writer.shipments.insert(s)
+        // The reader's Kysely (same database, same pool) runs an update of the shipment and its
+        // stops, from another connection, right after the reader has fetched the shipment row
+        // and before it reads the stops. SQLite's single connection cannot run it meanwhile (it
+        // waits for the read to end), hence the bounded wait.
+        let armed = true
+        const pending: Array<Promise<unknown>> = []
+        const shipmentSelects = new Set<unknown>()
+        const interleave: KyselyPlugin = {
+          transformQuery: ({ node, queryId }) => {
+            if (
+              node.kind === "SelectQueryNode" &&
+              JSON.stringify(node.from).includes('"waybill_shipments"') &&
+              !JSON.stringify(node.from).includes('"waybill_stops"')
+            ) {
+              shipmentSelects.add(queryId)
+            }
+            return node
+          },
+          transformResult: async ({ queryId, result }) => {
+            if (armed && shipmentSelects.has(queryId)) {
+              armed = false
+              const write = Effect.runPromise(
+                writer.shipments.update({
+                  trackNo: s.trackNo,
+                  expectedVersion: s.version,
+                  state: "assigned",
+                  driverId: "drv_1",
+                  stops: s.stops.map((st) => ({ seq: st.seq, status: "arrived" as const })),
+                  updatedAt: s.updatedAt + 1
+                })
+              )
+              pending.push(write)
+              await Promise.race([write, new Promise((resolve) => setTimeout(resolve, 100))])
+            }
+            return result
+          }
+        }
+        const reader = yield* StorageKysely.make(db.withPlugin(interleave))
+        const read = Option.getOrThrow(yield* reader.shipments.findByTrackNo(s.trackNo))
+        yield* Effect.promise(() => Promise.all(pending))
+        expect(armed).toBe(false)
+        // Either wholly before the update or wholly after it, never a mix.
+        const statuses = new Set(read.stops.map((st) => st.status))
+        expect(statuses.size).toBe(1)
+        if (read.version === s.version) expect([...statuses]).toEqual(["pending"])
+        else expect([...statuses]).toEqual(["arrived"])
+        const after = Option.getOrThrow(yield* writer.shipments.findByTrackNo(s.trackNo))
+        expect(after.version).toBe(s.version + 1)
+        expect(after.stops.every((st) => st.status === "arrived")).toBe(true)
+      })
+    )
+  })
+}
+
+describe("isUniqueViolation", () => {
   it("recognises unique violations of SQLite and PostgreSQL only", () => {
     expect(isUniqueViolation({ code: "SQLITE_CONSTRAINT_UNIQUE" })).toBe(true)
     expect(isUniqueViolation({ code: "SQLITE_CONSTRAINT_PRIMARYKEY" })).toBe(true)
@@ -185,6 +304,27 @@ for (const target of targets) {
         const account = Fixtures.account()
         yield* (yield* AccountStore).insertAccount(account)
         expect(Option.isSome(yield* (yield* AccountStore).findAccount(account.customerNo))).toBe(true)
+      }).pipe(Effect.provide(storageLayer(target)))
+    )
+
+    it.effect("many setOrderVersion calls from one expected version: exactly one wins", () =>
+      Effect.gen(function* () {
+        const shipments = yield* ShipmentStore
+        const docs = yield* DocumentStore
+        const s = Fixtures.shipment()
+        yield* shipments.insert(s)
+        // From the implicit version 1 (no order row yet), then from a stored one.
+        for (const from of [1, 2]) {
+          const results = yield* Effect.all(
+            Array.from({ length: 8 }, () => Effect.either(docs.setOrderVersion(s.trackNo, from, from + 1))),
+            { concurrency: "unbounded" }
+          )
+          expect(results.filter(Either.isRight)).toHaveLength(1)
+          expect(results.filter(Either.isLeft).map((l) => l.left._tag)).toEqual(
+            Array.from({ length: 7 }, () => "VersionConflict")
+          )
+          expect(Option.getOrThrow(yield* docs.findOrder(s.trackNo)).currentVersion).toBe(from + 1)
+        }
       }).pipe(Effect.provide(storageLayer(target)))
     )
   })

@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import Database from "better-sqlite3"
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -10,6 +10,10 @@ import { Fixtures } from "@waybill/testkit"
 import { type Kysely, sql } from "kysely"
 import { migrate, registeredSqlite, sqliteKysely, StorageKysely } from "../src/index.js"
 import { makeConnection } from "../src/internal/connection.js"
+import { describeSqliteOnly } from "./dialects.js"
+
+/** The synchronous path exists only over a better-sqlite3 handle. */
+const WHY = "the synchronous path runs on a better-sqlite3 handle"
 
 /** A migrated WAL file registered for the synchronous path, removed with the scope. */
 const syncDatabase = Effect.gen(function* () {
@@ -42,7 +46,7 @@ const countAccounts = (db: Kysely<any>) =>
       .executeTakeFirstOrThrow()
   ).pipe(Effect.map((r) => Number(r.n)))
 
-describe("sqliteKysely", () => {
+describeSqliteOnly("sqliteKysely", WHY, () => {
   it.scoped("registers the handle behind the Kysely it makes", () =>
     Effect.gen(function* () {
       const db = yield* syncDatabase
@@ -51,7 +55,7 @@ describe("sqliteKysely", () => {
   )
 })
 
-describe("Connection.prepare", () => {
+describeSqliteOnly("Connection.prepare", WHY, () => {
   it.scoped("compiles once, then only binds parameters", () =>
     Effect.gen(function* () {
       const db = yield* syncDatabase
@@ -124,7 +128,7 @@ describe("Connection.prepare", () => {
   )
 })
 
-describe("transactions on the synchronous path", () => {
+describeSqliteOnly("transactions on the synchronous path", WHY, () => {
   it.scoped("another fiber's statements wait for an open transaction and never land in it", () =>
     Effect.gen(function* () {
       const db = yield* syncDatabase

@@ -1,8 +1,8 @@
 /**
- * The databases the storage tests run against, narrowed by `WAYBILL_TEST_DIALECTS`
- * (comma-separated; default `sqlite`). Each dialect contributes one or more targets; every
- * target's `makeLayer` builds a fresh, migrated database and tears it down with the layer.
- * PostgreSQL joins this table later as a `postgres` entry.
+ * The databases the storage tests run against. `test/globalSetup.ts` picks the dialects once per
+ * run (`WAYBILL_TEST_DIALECTS`, comma-separated; unset: `sqlite`, plus `postgres` when the
+ * server at `WAYBILL_PG_URL` answers). Each dialect contributes one or more targets; every
+ * target's `open` builds a fresh, empty database and tears it down with the scope.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -11,87 +11,177 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { Kysely, SqliteDialect } from "kysely"
+import { Kysely, type LogConfig, PostgresDialect, sql, SqliteDialect } from "kysely"
+import pg from "pg"
+import { describe, inject } from "vitest"
 import { migrate, sqliteKysely, StorageKysely } from "../src/index.js"
+import { defaultPostgresUrl } from "./globalSetup.js"
+
+export type Dialect = "sqlite" | "postgres"
+
+/** What a test may ask of a target's database. */
+export interface OpenOptions {
+  /** Kysely's `log` (statements the synchronous SQLite path runs on the handle are not logged). */
+  readonly log?: LogConfig
+}
 
 /** One database setup the suites run against. */
 export interface Target {
   readonly name: string
-  /** A fresh migrated Kysely instance, destroyed (and its files removed) when the scope closes. */
-  readonly database: Effect.Effect<Kysely<any>, unknown, Scope.Scope>
+  readonly dialect: Dialect
+  /** True when statements bypass Kysely (the synchronous SQLite path). */
+  readonly synchronous: boolean
+  /** A fresh, empty (unmigrated) Kysely instance, destroyed (and its data removed) when the scope closes. */
+  readonly open: (options?: OpenOptions) => Effect.Effect<Kysely<any>, unknown, Scope.Scope>
 }
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-storage-"))),
+  (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+)
+
+const destroy = (db: Kysely<any>) => Effect.promise(() => db.destroy())
 
 const sqliteMemory: Target = {
   name: "sqlite (memory)",
-  database: Effect.acquireRelease(
-    Effect.sync(() => new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(":memory:") }) })),
-    (db) => Effect.promise(() => db.destroy())
-  )
+  dialect: "sqlite",
+  synchronous: false,
+  open: (options = {}) =>
+    Effect.acquireRelease(
+      Effect.sync(
+        () =>
+          new Kysely<any>({
+            dialect: new SqliteDialect({ database: new Database(":memory:") }),
+            ...(options.log === undefined ? {} : { log: options.log })
+          })
+      ),
+      destroy
+    )
 }
 
 const sqliteFileWal: Target = {
   name: "sqlite (file, WAL)",
-  database: Effect.gen(function* () {
-    const dir = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-storage-"))),
-      (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+  dialect: "sqlite",
+  synchronous: false,
+  open: (options = {}) =>
+    Effect.flatMap(tempDir, (dir) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const sqlite = new Database(path.join(dir, "waybill.db"))
+          const mode = sqlite.pragma("journal_mode = WAL", { simple: true })
+          if (mode !== "wal") throw new Error(`journal_mode is ${String(mode)}, expected wal`)
+          return new Kysely<any>({
+            dialect: new SqliteDialect({ database: sqlite }),
+            ...(options.log === undefined ? {} : { log: options.log })
+          })
+        }),
+        destroy
+      )
     )
-    return yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const sqlite = new Database(path.join(dir, "waybill.db"))
-        const mode = sqlite.pragma("journal_mode = WAL", { simple: true })
-        if (mode !== "wal") throw new Error(`journal_mode is ${String(mode)}, expected wal`)
-        return new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) })
-      }),
-      (db) => Effect.promise(() => db.destroy())
-    )
-  })
 }
 
 /** A WAL file registered for the synchronous path (`sqliteKysely`): statements skip Kysely's driver. */
 const sqliteFileSync: Target = {
   name: "sqlite (file, WAL, synchronous path)",
-  database: Effect.gen(function* () {
-    const dir = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-storage-"))),
-      (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+  dialect: "sqlite",
+  synchronous: true,
+  open: () =>
+    Effect.flatMap(tempDir, (dir) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const sqlite = new Database(path.join(dir, "waybill.db"))
+          sqlite.pragma("journal_mode = WAL")
+          return sqliteKysely<any>(sqlite)
+        }),
+        destroy
+      )
     )
-    return yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const sqlite = new Database(path.join(dir, "waybill.db"))
-        sqlite.pragma("journal_mode = WAL")
-        return sqliteKysely<any>(sqlite)
+}
+
+/** The server the `postgres` target uses (`WAYBILL_PG_URL`). */
+export const postgresUrl = process.env["WAYBILL_PG_URL"] ?? defaultPostgresUrl
+
+let schemas = 0
+
+/**
+ * PostgreSQL: a schema of its own per `open` (created first, dropped with everything in it on
+ * release), reached through a pool whose connections all have `search_path` set to it, so
+ * unqualified table names (all of Waybill's) resolve there. Parallel test files share the server
+ * but never see each other's tables.
+ */
+const postgres: Target = {
+  name: "postgres",
+  dialect: "postgres",
+  synchronous: false,
+  open: (options = {}) => {
+    const schema = `waybill_test_${process.pid}_${Date.now().toString(36)}_${(schemas++).toString(36)}`
+    return Effect.acquireRelease(
+      Effect.tryPromise(async () => {
+        const pool = new pg.Pool({
+          connectionString: postgresUrl,
+          options: `-c search_path=${schema}`,
+          max: 10,
+          connectionTimeoutMillis: 5_000
+        })
+        const db = new Kysely<any>({
+          dialect: new PostgresDialect({ pool }),
+          ...(options.log === undefined ? {} : { log: options.log })
+        })
+        try {
+          await sql`create schema ${sql.id(schema)}`.execute(db)
+        } catch (error) {
+          await db.destroy()
+          throw error
+        }
+        return db
       }),
-      (db) => Effect.promise(() => db.destroy())
-    )
-  })
-}
-
-const registry: Readonly<Record<string, ReadonlyArray<Target>>> = {
-  sqlite: [sqliteMemory, sqliteFileWal, sqliteFileSync]
-}
-
-const requested = (process.env["WAYBILL_TEST_DIALECTS"] ?? "sqlite")
-  .split(",")
-  .map((d) => d.trim())
-  .filter((d) => d !== "")
-
-for (const d of requested) {
-  if (registry[d] === undefined) {
-    throw new Error(
-      `WAYBILL_TEST_DIALECTS: unknown dialect ${JSON.stringify(d)} (known: ${Object.keys(registry).join(", ")})`
+      (db) =>
+        Effect.promise(async () => {
+          try {
+            await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db)
+          } finally {
+            await db.destroy()
+          }
+        })
     )
   }
 }
 
+const registry: Readonly<Record<Dialect, ReadonlyArray<Target>>> = {
+  sqlite: [sqliteMemory, sqliteFileWal, sqliteFileSync],
+  postgres: [postgres]
+}
+
+/** The dialects selected for this run (see `globalSetup.ts`). */
+export const dialects: ReadonlyArray<Dialect> = inject("waybillTestDialects").map((d) => {
+  if (!Object.hasOwn(registry, d)) {
+    throw new Error(
+      `WAYBILL_TEST_DIALECTS: unknown dialect ${JSON.stringify(d)} (known: ${Object.keys(registry).join(", ")})`
+    )
+  }
+  return d as Dialect
+})
+
 /** The targets selected for this run. */
-export const targets: ReadonlyArray<Target> = requested.flatMap((d) => registry[d] ?? [])
+export const targets: ReadonlyArray<Target> = dialects.flatMap((d) => registry[d])
+
+/** True when `sqlite` is among the selected dialects. */
+export const sqliteSelected: boolean = dialects.includes("sqlite")
+
+/**
+ * A `describe` of tests that only mean something on SQLite (`why`): skipped, with the reason in
+ * its title, when `sqlite` is not selected.
+ */
+export const describeSqliteOnly = (name: string, why: string, body: () => void): void => {
+  if (sqliteSelected) describe(name, body)
+  else describe.skip(`${name} (skipped: SQLite only, ${why}; sqlite is not in WAYBILL_TEST_DIALECTS)`, body)
+}
 
 /** A migrated database of `target` with the storage layer over it, released with the layer. */
 export const storageLayer = (target: Target) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
-      const db = yield* target.database
+      const db = yield* target.open()
       yield* migrate(db)
       return StorageKysely.layer(db)
     })

@@ -68,6 +68,14 @@ export interface Connection {
   readonly compileInsert: (table: Table, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => Statement
   /** Runs `self` in a transaction, or joins the one this fiber has open. */
   readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>
+  /**
+   * Like `withTransaction`, for reads that must all see one snapshot (a row and its children).
+   * A new transaction asks for `repeatable read`: PostgreSQL's default, `read committed`, gives
+   * every statement its own snapshot, so a commit landing between two reads would show in the
+   * second only. SQLite transactions always read one snapshot (Kysely's SQLite driver ignores the
+   * level). A joined transaction keeps the level it was opened with.
+   */
+  readonly withSnapshot: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>
 }
 
 /**
@@ -154,7 +162,10 @@ export const makeConnection = (database: Kysely<any>): Connection => {
   return { db, prepare, compileInsert, ...mode }
 }
 
-type Mode = Pick<Connection, "connection" | "query" | "queryUnique" | "execute" | "executeUnique" | "withTransaction">
+type Mode = Pick<
+  Connection,
+  "connection" | "query" | "queryUnique" | "execute" | "executeUnique" | "withTransaction" | "withSnapshot"
+>
 
 const storageError = (operation: string) => (cause: unknown) => new StorageError({ operation, cause })
 const uniqueError =
@@ -170,10 +181,14 @@ const kyselyMode = (db: Db, current: FiberRef.FiberRef<Option.Option<Open>>): Mo
   const through = <A, E>(run: (c: Db) => Promise<A>, onError: (cause: unknown) => E): Effect.Effect<A, E> =>
     Effect.flatMap(connection, (c) => Effect.tryPromise({ try: () => run(c), catch: onError }))
 
-  const begin: Effect.Effect<Trx, StorageError> = Effect.tryPromise({
-    try: () => db.startTransaction().execute(),
-    catch: storageError("transaction.begin")
-  })
+  const begin = (snapshot: boolean): Effect.Effect<Trx, StorageError> =>
+    Effect.tryPromise({
+      try: () =>
+        snapshot
+          ? db.startTransaction().setIsolationLevel("repeatable read").execute()
+          : db.startTransaction().execute(),
+      catch: storageError("transaction.begin")
+    })
 
   // Uninterruptible: once COMMIT is sent its outcome must be known before release decides
   // whether a ROLLBACK is still owed.
@@ -192,21 +207,16 @@ const kyselyMode = (db: Db, current: FiberRef.FiberRef<Option.Option<Open>>): Mo
           Effect.catchAllCause((cause) => Effect.logWarning("waybill storage: rollback failed", cause))
         )
 
-  return {
-    connection,
-    query: (operation, run) => through(run, storageError(operation)),
-    queryUnique: (operation, what, run) => through(run, uniqueError(operation, what)),
-    execute: (operation, statement) => through((c) => c.executeQuery(compiledOf(statement)), storageError(operation)),
-    executeUnique: (operation, what, statement) =>
-      through((c) => c.executeQuery(compiledOf(statement)), uniqueError(operation, what)),
-    withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
+  const transaction =
+    (snapshot: boolean) =>
+    <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
       Effect.flatMap(
         FiberRef.get(current),
         (open): Effect.Effect<A, E | StorageError, R> =>
           Option.isSome(open)
             ? self // nested: join the outer transaction; the outermost call commits or rolls back
             : Effect.acquireUseRelease(
-                begin,
+                begin(snapshot),
                 (trx) =>
                   Effect.zipLeft(
                     Effect.locally(self, current, Option.some<Open>({ _tag: "Kysely", trx })),
@@ -215,6 +225,16 @@ const kyselyMode = (db: Db, current: FiberRef.FiberRef<Option.Option<Open>>): Mo
                 rollback
               )
       )
+
+  return {
+    connection,
+    query: (operation, run) => through(run, storageError(operation)),
+    queryUnique: (operation, what, run) => through(run, uniqueError(operation, what)),
+    execute: (operation, statement) => through((c) => c.executeQuery(compiledOf(statement)), storageError(operation)),
+    executeUnique: (operation, what, statement) =>
+      through((c) => c.executeQuery(compiledOf(statement)), uniqueError(operation, what)),
+    withTransaction: transaction(false),
+    withSnapshot: transaction(true)
   }
 }
 
@@ -283,24 +303,28 @@ const sqliteMode = (db: Db, sqlite: SqliteDatabase, current: FiberRef.FiberRef<O
       return Effect.ensuring(rollback, lock.releaseEffect)
     })
 
+  const withTransaction = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
+    Effect.flatMap(
+      FiberRef.get(current),
+      (open): Effect.Effect<A, E | StorageError, R> =>
+        Option.isSome(open)
+          ? self
+          : Effect.acquireUseRelease(
+              begin,
+              () => Effect.zipLeft(Effect.locally(self, current, Option.some(SQLITE_OPEN)), commit),
+              release
+            )
+    )
+
   return {
     connection: Effect.succeed(db),
     query: (operation, run) => through(run, storageError(operation)),
     queryUnique: (operation, what, run) => through(run, uniqueError(operation, what)),
     execute: (operation, statement) => runNow(statement, storageError(operation)),
     executeUnique: (operation, what, statement) => runNow(statement, uniqueError(operation, what)),
-    withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
-      Effect.flatMap(
-        FiberRef.get(current),
-        (open): Effect.Effect<A, E | StorageError, R> =>
-          Option.isSome(open)
-            ? self
-            : Effect.acquireUseRelease(
-                begin,
-                () => Effect.zipLeft(Effect.locally(self, current, Option.some(SQLITE_OPEN)), commit),
-                release
-              )
-      )
+    withTransaction,
+    // A SQLite transaction reads one snapshot, and here no other transaction runs meanwhile.
+    withSnapshot: withTransaction
   }
 }
 
