@@ -8,7 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Kysely, Migration, Selectable } from "kysely"
+import { type Kysely, type Migration, type Selectable, sql } from "kysely"
 import type { Connection } from "./internal/connection.js"
 import type { ProvisioningStoreShape, RegistrationRecord } from "./internal/core.js"
 import type { RegistrationsTable } from "./Tables.js"
@@ -107,7 +107,8 @@ export const makeProvisioningStore = (conn: Connection): ProvisioningStoreShape 
         c
           .selectFrom("waybill_registrations")
           .select("idx")
-          .where("email", "=", email)
+          // Addresses are stored as typed; one account per address whatever its case.
+          .where(sql<string>`lower(email)`, "=", email.toLowerCase())
           .where("customer_no", "is not", null)
           .limit(1)
           .executeTakeFirst()

@@ -530,18 +530,13 @@ describe("provisioning: wrong turns", () => {
     expect(dup.body.error?.message).toBe("This e-mail address already has an account.")
   })
 
-  // Needs the SQL store to compare `lower(email)` in `emailHasCustomer` (ProvisioningStoreKysely):
-  // core asks it with the lowercased address, but rows keep the address as typed and the store
-  // compares the column exactly. Turn into `it` once the store compares without case.
-  it.fails(
-    "an address with an account typed in mixed case, registered again in lowercase, cannot start another",
-    async () => {
-      const email = newEmail().replace(/^ada/, "Ada")
-      expect((await toStarted(email)).status).toBe(200)
-      const dup = await toStarted(email.toLowerCase())
-      expect(dup.status).toBe(409)
-    }
-  )
+  // Rows keep the address as typed; the store compares `lower(email)`.
+  it("an address with an account typed in mixed case, registered again in lowercase, cannot start another", async () => {
+    const email = newEmail().replace(/^ada/, "Ada")
+    expect((await toStarted(email)).status).toBe(200)
+    const dup = await toStarted(email.toLowerCase())
+    expect(dup.status).toBe(409)
+  })
 
   it("50 concurrent wrong guesses against one registration stop at the limit exactly", async () => {
     const p = await preRegister()

@@ -54,7 +54,7 @@ export interface ProvisioningStoreShape {
   readonly findByValidationKeyHash: (hash: string) => Effect.Effect<Option.Option<RegistrationRecord>, StorageError>
   /** The registration that made the customer record, if any (one account per e-mail address). */
   readonly findByCustomerNo: (customerNo: string) => Effect.Effect<Option.Option<RegistrationRecord>, StorageError>
-  /** Whether another registration of this address already has a customer record. */
+  /** Whether another registration of this address (compared without regard to case) already has a customer record. */
   readonly emailHasCustomer: (email: string) => Effect.Effect<boolean, StorageError>
   /**
    * Writes `record` (with `version` already incremented) if the stored version is still

@@ -3,8 +3,8 @@
  * client can make the server send (per client address, shared by pre-register and resend; per
  * registrable domain), and that an address is one address whatever the case it is typed in.
  *
- * The in-memory `ProvisioningStore` compares `emailHasCustomer` exactly, as the SQL adapter
- * does, so what these tests prove about case does not lean on the store lowercasing anything.
+ * The in-memory `ProvisioningStore` compares `emailHasCustomer` exactly (the SQL adapter
+ * compares without case), so what these tests prove about case does not lean on the store.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -37,7 +37,7 @@ const ring = KeyRing.fromSecrets(
   ) as unknown as Record<SecretPurpose, ReadonlyArray<{ id: string; material: Redacted.Redacted<Uint8Array> }>>
 )
 
-/** Registrations in a map; `emailHasCustomer` compares exactly, like `ProvisioningStoreKysely`. */
+/** Registrations in a map; `emailHasCustomer` compares exactly (stricter than `ProvisioningStoreKysely`). */
 const memoryProvisioningStore = (rows: Map<string, RegistrationRecord>) =>
   Layer.succeed(ProvisioningStore, {
     insert: (r) => Effect.sync(() => void rows.set(r.idx, r)),

@@ -17,7 +17,7 @@ export const cases = [
   "insert/find roundtrip keeps state and profile",
   "find unknown idx -> none",
   "lookups by link hash, validation-key hash and customer number",
-  "emailHasCustomer only once a registration of the address has a customer",
+  "emailHasCustomer only once a registration of the address has a customer, in any case",
   "update with the next version wins; a stale version changes nothing",
   "concurrent updates from one version: exactly one wins"
 ] as const
@@ -119,6 +119,9 @@ export const provisioningStoreContract = <E>(
           expect(yield* store.emailHasCustomer(a.email)).toBe(false)
           yield* store.update({ ...b, state: { ...b.state, customerNo: "8123456" }, version: 2 })
           expect(yield* store.emailHasCustomer(a.email)).toBe(true)
+          // The same address in another case is the same address.
+          expect(yield* store.emailHasCustomer(a.email.toUpperCase())).toBe(true)
+          expect(yield* store.emailHasCustomer(a.email.toLowerCase())).toBe(true)
         })
       )
     )
