@@ -13,13 +13,14 @@
  * Time comes from Effect's `Clock`, so the cases move it with `TestClock`; an implementation must
  * read the clock through Effect (never `Date.now()`).
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { RateLimiter } from "@waybill/core"
+import { registerCases, skipReasons } from "./internal/contract.js"
 
 /** Every case of the suite, by the name it is reported under. */
 export const cases = [
@@ -254,21 +255,5 @@ export const rateLimiterContract = (
   makeLayer: () => Layer.Layer<RateLimiter, unknown>,
   options: { readonly skip?: ReadonlyArray<SkippedRateLimiterCase> } = {}
 ): void => {
-  const skipped = new Map<RateLimiterCase, string>()
-  for (const entry of options.skip ?? []) {
-    if (!(cases as ReadonlyArray<string>).includes(entry.case)) {
-      throw new Error(`rateLimiterContract(${name}): unknown case to skip: ${JSON.stringify(entry.case)}`)
-    }
-    if (entry.reason.trim() === "") {
-      throw new Error(`rateLimiterContract(${name}): skipping ${JSON.stringify(entry.case)} needs a reason`)
-    }
-    skipped.set(entry.case, entry.reason.trim())
-  }
-  describe(name, () => {
-    for (const c of cases) {
-      const reason = skipped.get(c)
-      if (reason !== undefined) it.effect.skip(`${c} (skipped: ${reason})`, () => Effect.provide(body[c], makeLayer()))
-      else it.effect(c, () => Effect.provide(body[c], makeLayer()))
-    }
-  })
+  registerCases(name, cases, body, makeLayer, skipReasons("rateLimiterContract", name, cases, options.skip))
 }

@@ -30,6 +30,7 @@ import {
   Transactor
 } from "@waybill/core"
 import * as Fixtures from "./Fixtures.js"
+import { skipReasons } from "./internal/contract.js"
 
 /** The services a storage adapter provides and this suite exercises. */
 export type StorageServices = ShipmentStore | AccountStore | EventOutbox | Transactor | IpBlocklist
@@ -557,16 +558,7 @@ export const storageContract = (
   makeLayer: () => Layer.Layer<StorageServices, unknown>,
   options: StorageContractOptions = {}
 ): void => {
-  const skipped = new Map<ContractCase, string>()
-  for (const entry of options.skip ?? []) {
-    if (!(cases as ReadonlyArray<string>).includes(entry.case)) {
-      throw new Error(`storageContract(${name}): unknown case to skip: ${JSON.stringify(entry.case)}`)
-    }
-    if (entry.reason.trim() === "") {
-      throw new Error(`storageContract(${name}): skipping ${JSON.stringify(entry.case)} needs a reason`)
-    }
-    skipped.set(entry.case, entry.reason.trim())
-  }
+  const skipped = skipReasons("storageContract", name, cases, options.skip)
 
   describe(name, () => {
     for (const c of cases) {

@@ -9,12 +9,13 @@
  *
  * Times are passed explicitly (`now`), so no case waits.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { EventOutbox, Transactor, type Webhook, WebhookStore } from "@waybill/core"
 import * as Fixtures from "./Fixtures.js"
+import { registerCases, skipReasons } from "./internal/contract.js"
 
 /** The services this suite exercises. */
 export type WebhookServices = WebhookStore | EventOutbox | Transactor
@@ -369,21 +370,5 @@ export const webhookStoreContract = (
   makeLayer: () => Layer.Layer<WebhookServices, unknown>,
   options: { readonly skip?: ReadonlyArray<SkippedWebhookStoreCase> } = {}
 ): void => {
-  const skipped = new Map<WebhookStoreCase, string>()
-  for (const entry of options.skip ?? []) {
-    if (!(cases as ReadonlyArray<string>).includes(entry.case)) {
-      throw new Error(`webhookStoreContract(${name}): unknown case to skip: ${JSON.stringify(entry.case)}`)
-    }
-    if (entry.reason.trim() === "") {
-      throw new Error(`webhookStoreContract(${name}): skipping ${JSON.stringify(entry.case)} needs a reason`)
-    }
-    skipped.set(entry.case, entry.reason.trim())
-  }
-  describe(name, () => {
-    for (const c of cases) {
-      const reason = skipped.get(c)
-      if (reason !== undefined) it.effect.skip(`${c} (skipped: ${reason})`, () => Effect.provide(body[c], makeLayer()))
-      else it.effect(c, () => Effect.provide(body[c], makeLayer()))
-    }
-  })
+  registerCases(name, cases, body, makeLayer, skipReasons("webhookStoreContract", name, cases, options.skip))
 }
