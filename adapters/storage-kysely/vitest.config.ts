@@ -7,6 +7,9 @@ import { defineProject } from "vitest/config"
 export default defineProject({
   test: {
     name: "@waybill/storage-kysely",
-    globalSetup: ["./test/globalSetup.ts"]
+    globalSetup: ["./test/globalSetup.ts"],
+    // The contract's property case migrates a fresh database per sample: on PostgreSQL (a new
+    // schema each time) a run takes about 5 s, past vitest's default limit on a busy machine.
+    testTimeout: 60_000
   }
 })
