@@ -23,19 +23,18 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { Kysely, SqliteDialect } from "kysely"
 import { Entropy, KeyRing, type SecretPurpose, WaybillConfig } from "@waybill/core"
 import { GeoUs } from "@waybill/geo-us"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
-import { migrate, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { migrate, sqliteKysely, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
 
 /** Waybill over the team's SQLite file. `masterSecret` comes from outside the database. */
 async function openWaybill(dbFile: string, masterSecret: Uint8Array, operatorToken: string) {
   const sqlite = new Database(dbFile)
   sqlite.pragma("journal_mode = WAL")
   sqlite.pragma("busy_timeout = 5000")
-  const db = new Kysely<WaybillDatabase>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = sqliteKysely<WaybillDatabase>(sqlite) // a Kysely whose Waybill statements run on `sqlite` directly
   await Effect.runPromise(migrate(db)) // creates or upgrades the waybill_* tables, nothing else
 
   // One secret per purpose, derived from the master secret; ids must change when material does.
@@ -63,7 +62,7 @@ async function openWaybill(dbFile: string, masterSecret: Uint8Array, operatorTok
 
 /** The team's server: its own routes first, then Waybill's two trees, with full paths. */
 function teamServer(waybill: WaybillHandler) {
-  const waybillListener = toNodeListener(waybill.handler)
+  const waybillListener = toNodeListener(waybill) // the raw path: no Fetch objects per request
   return createServer((req, res) => {
     const path = req.url ?? "/"
     if (path === "/health") {
