@@ -253,33 +253,27 @@ describe("Booking.plan", () => {
   })
 })
 
+/** An active live key of account "1", for use cases that take an authorized principal. */
+const principal = {
+  account: { customerNo: "1", name: "a", cancelMode: "local" as const, rateCard: null, ipAllowlist: [], createdAt: 0 },
+  key: {
+    id: "k",
+    customerNo: "1",
+    mode: "live" as const,
+    status: "active" as const,
+    generation: 1,
+    hash: "h",
+    hint: "",
+    updatedAt: 0
+  }
+}
+
 describe("Booking.createShipments structural messages", () => {
   it("names the field once, with what it must be", async () => {
     const { Effect, Layer, Option, Redacted } = await import("effect")
     const { AccountStore } = await import("../src/AccountStore.js")
     const { WaybillConfig } = await import("../src/Config.js")
     const { Geo } = await import("../src/Geo.js")
-    const account = {
-      customerNo: "1",
-      name: "a",
-      cancelMode: "local" as const,
-      rateCard: null,
-      ipAllowlist: [],
-      createdAt: 0
-    }
-    const principal = {
-      account,
-      key: {
-        id: "k",
-        customerNo: "1",
-        mode: "live" as const,
-        status: "active" as const,
-        generation: 1,
-        hash: "h",
-        hint: "",
-        updatedAt: 0
-      }
-    }
     const layer = Layer.mergeAll(
       WaybillConfig.layer(),
       Layer.succeed(Geo, { lookup: (z: string) => Effect.succeed(Option.fromNullable(zips.get(z))) }),
@@ -303,27 +297,6 @@ describe("Booking.createShipments structural messages", () => {
 })
 
 describe("Booking.book tracking-number collisions", () => {
-  const principal = {
-    account: {
-      customerNo: "1",
-      name: "a",
-      cancelMode: "local" as const,
-      rateCard: null,
-      ipAllowlist: [],
-      createdAt: 0
-    },
-    key: {
-      id: "k",
-      customerNo: "1",
-      mode: "live" as const,
-      status: "active" as const,
-      generation: 1,
-      hash: "h",
-      hint: "",
-      updatedAt: 0
-    }
-  }
-
   /** Books one plan over a store that refuses the first `taken` numbers it is offered. */
   const bookWith = async (taken: number) => {
     const { Effect, Layer } = await import("effect")
