@@ -4,11 +4,10 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { RateLimits } from "@waybill/core"
 import { rateLimiterContract } from "@waybill/testkit"
-import type { CompiledQuery } from "kysely"
 import { migrate } from "../src/index.js"
 import { makeConnection } from "../src/internal/connection.js"
 import { makeRateLimiter } from "../src/RateLimiterKysely.js"
-import { storageLayer, type Target, targets } from "./dialects.js"
+import { recording, storageLayer, targets } from "./dialects.js"
 
 for (const target of targets) {
   rateLimiterContract(`RateLimits.bufferedLayer over storage-kysely: ${target.name}`, () =>
@@ -17,18 +16,6 @@ for (const target of targets) {
 }
 
 const MINUTE = 60_000
-
-/** A fresh database of `target` whose Kysely records every query it runs. */
-const recording = (target: Target) =>
-  Effect.gen(function* () {
-    const queries: Array<CompiledQuery> = []
-    const db = yield* target.open({
-      log: (event) => {
-        if (event.level === "query") queries.push(event.query)
-      }
-    })
-    return { db, queries }
-  })
 
 /** Statement shapes go through Kysely's log, so the synchronous SQLite path (which bypasses it) is left out. */
 for (const target of targets.filter((t) => !t.synchronous)) {

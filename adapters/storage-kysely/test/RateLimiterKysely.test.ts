@@ -2,27 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import { rateLimiterContract } from "@waybill/testkit"
-import type { CompiledQuery } from "kysely"
 import { migrate } from "../src/index.js"
 import { makeConnection } from "../src/internal/connection.js"
 import { makeRateLimiter } from "../src/RateLimiterKysely.js"
-import { storageLayer, type Target, targets } from "./dialects.js"
+import { recording, storageLayer, targets } from "./dialects.js"
 
 for (const target of targets) {
   rateLimiterContract(`storage-kysely RateLimiter: ${target.name}`, () => storageLayer(target))
 }
-
-/** A fresh database of `target` whose Kysely records every query it runs. */
-const recording = (target: Target) =>
-  Effect.gen(function* () {
-    const queries: Array<CompiledQuery> = []
-    const db = yield* target.open({
-      log: (event) => {
-        if (event.level === "query") queries.push(event.query)
-      }
-    })
-    return { db, queries }
-  })
 
 /** Statement shapes go through Kysely's log, so the synchronous SQLite path (which bypasses it) is left out. */
 for (const target of targets.filter((t) => !t.synchronous)) {

@@ -11,7 +11,7 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { Kysely, type LogConfig, PostgresDialect, sql, SqliteDialect } from "kysely"
+import { type CompiledQuery, Kysely, type LogConfig, PostgresDialect, sql, SqliteDialect } from "kysely"
 import pg from "pg"
 import { describe, inject } from "vitest"
 import { migrate, sqliteKysely, StorageKysely } from "../src/index.js"
@@ -186,3 +186,15 @@ export const storageLayer = (target: Target) =>
       return StorageKysely.layer(db)
     })
   )
+
+/** A fresh database of `target` whose Kysely records every query it runs. */
+export const recording = (target: Target) =>
+  Effect.gen(function* () {
+    const queries: Array<CompiledQuery> = []
+    const db = yield* target.open({
+      log: (event) => {
+        if (event.level === "query") queries.push(event.query)
+      }
+    })
+    return { db, queries }
+  })
