@@ -556,14 +556,15 @@ describe("provisioning: wrong turns", () => {
   })
 })
 
+/** A host of its own with some provisioning limits changed (the rest of `e2eConfig` as is). */
+const limitedHost = (
+  limits: Partial<typeof Config.provisioningDefaults>,
+  options: Omit<Parameters<typeof startHost>[0], "config"> = {}
+) => startHost({ ...options, config: { ...e2eConfig, provisioning: { ...Config.provisioningDefaults, ...limits } } })
+
 describe("provisioning: limits and mail failure on their own hosts", () => {
   it("over the per-address limit: 429 with Retry-After", async () => {
-    const h = await startHost({
-      config: {
-        ...e2eConfig,
-        provisioning: { ...Config.provisioningDefaults, perIpHour: { requests: 2, windowSeconds: 3600 } }
-      }
-    })
+    const h = await limitedHost({ perIpHour: { requests: 2, windowSeconds: 3600 } })
     try {
       const answers = []
       for (let i = 0; i < 3; i++)
@@ -576,15 +577,9 @@ describe("provisioning: limits and mail failure on their own hosts", () => {
   })
 
   it("over the per-domain limit: 429 with Retry-After, other registrable domains unaffected", async () => {
-    const h = await startHost({
-      config: {
-        ...e2eConfig,
-        provisioning: {
-          ...Config.provisioningDefaults,
-          perIpHour: { requests: 100, windowSeconds: 3600 },
-          perDomainDay: { requests: 2, windowSeconds: 86400 }
-        }
-      }
+    const h = await limitedHost({
+      perIpHour: { requests: 100, windowSeconds: 3600 },
+      perDomainDay: { requests: 2, windowSeconds: 86400 }
     })
     try {
       const at = (local: string, domain: string) =>
@@ -605,15 +600,9 @@ describe("provisioning: limits and mail failure on their own hosts", () => {
   })
 
   it("wildcard subdomains share their registrable domain's budget", async () => {
-    const h = await startHost({
-      config: {
-        ...e2eConfig,
-        provisioning: {
-          ...Config.provisioningDefaults,
-          perIpHour: { requests: 100, windowSeconds: 3600 },
-          perDomainDay: { requests: 3, windowSeconds: 86400 }
-        }
-      }
+    const h = await limitedHost({
+      perIpHour: { requests: 100, windowSeconds: 3600 },
+      perDomainDay: { requests: 3, windowSeconds: 86400 }
     })
     try {
       const at = (domain: string) =>
@@ -633,17 +622,10 @@ describe("provisioning: limits and mail failure on their own hosts", () => {
   })
 
   it("pre-register-resend spends the client address's budget: one client cannot mail every registration it knows", async () => {
-    const h = await startHost({
-      trustedProxies: ["127.0.0.0/8"],
-      config: {
-        ...e2eConfig,
-        provisioning: {
-          ...Config.provisioningDefaults,
-          resendCooldownSeconds: 0,
-          perIpHour: { requests: 2, windowSeconds: 3600 }
-        }
-      }
-    })
+    const h = await limitedHost(
+      { resendCooldownSeconds: 0, perIpHour: { requests: 2, windowSeconds: 3600 } },
+      { trustedProxies: ["127.0.0.0/8"] }
+    )
     const dir = join(h.dir, "waybill.db.mail")
     const from = (client: string) => ({ "x-forwarded-for": client })
     try {
