@@ -8,7 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type Insertable, type Kysely, type Selectable, sql } from "kysely"
+import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from "kysely"
 import type { Connection } from "./internal/connection.js"
 import type { WebhookStoreShape } from "./internal/core.js"
 import type { Webhook } from "@waybill/core"
@@ -112,6 +112,19 @@ const DELIVERY_COLUMNS = [
   "updated_at"
 ] as const
 
+/** The state columns of a new pending delivery due at `now`, in `DELIVERY_COLUMNS` order after the first four. */
+const pendingState = <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, now: number) =>
+  [
+    eb.val("pending").as("status"),
+    eb.val(0).as("attempts"),
+    eb.val(now).as("next_attempt_at"),
+    sql<null>`null`.as("lease_owner"),
+    eb.val(0).as("lease_until"),
+    sql<null>`null`.as("last_status"),
+    eb.val(now).as("created_at"),
+    eb.val(now).as("updated_at")
+  ] as const
+
 /**
  * Stored events joined to the subscriptions that select them, shaped as new pending delivery
  * rows due at `now`: what requeue and recover insert, each narrowed by its own `where`.
@@ -122,20 +135,7 @@ const newDeliveries = (c: Db, now: number) =>
     .innerJoin("waybill_webhook_subscriptions as s", (j) =>
       j.onRef("s.customer_no", "=", "ev.customer_no").onRef("s.event_type", "=", "ev.type")
     )
-    .select((eb) => [
-      "s.endpoint_id",
-      "ev.id",
-      "ev.track_no",
-      "ev.sequence",
-      eb.val("pending").as("status"),
-      eb.val(0).as("attempts"),
-      eb.val(now).as("next_attempt_at"),
-      sql<null>`null`.as("lease_owner"),
-      eb.val(0).as("lease_until"),
-      sql<null>`null`.as("last_status"),
-      eb.val(now).as("created_at"),
-      eb.val(now).as("updated_at")
-    ])
+    .select((eb) => ["s.endpoint_id", "ev.id", "ev.track_no", "ev.sequence", ...pendingState(eb, now)])
 
 /**
  * The deliveries of one just-appended event: one per enabled endpoint of the account that
@@ -165,14 +165,7 @@ export const fanOut = (
           eb.val(event.id).as("event_id"),
           eb.val(event.trackNo).as("track_no"),
           eb.val(event.sequence).as("sequence"),
-          eb.val("pending").as("status"),
-          eb.val(0).as("attempts"),
-          eb.val(event.occurredAt).as("next_attempt_at"),
-          sql<null>`null`.as("lease_owner"),
-          eb.val(0).as("lease_until"),
-          sql<null>`null`.as("last_status"),
-          eb.val(event.occurredAt).as("created_at"),
-          eb.val(event.occurredAt).as("updated_at")
+          ...pendingState(eb, event.occurredAt)
         ])
         .where("customer_no", "=", event.customerNo)
         .where("event_type", "=", event.type)
@@ -459,20 +452,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           .expression((eb) =>
             eb
               .selectFrom("waybill_events")
-              .select([
-                eb.val(endpointId).as("endpoint_id"),
-                "id",
-                "track_no",
-                "sequence",
-                eb.val("pending").as("status"),
-                eb.val(0).as("attempts"),
-                eb.val(now).as("next_attempt_at"),
-                sql<null>`null`.as("lease_owner"),
-                eb.val(0).as("lease_until"),
-                sql<null>`null`.as("last_status"),
-                eb.val(now).as("created_at"),
-                eb.val(now).as("updated_at")
-              ])
+              .select([eb.val(endpointId).as("endpoint_id"), "id", "track_no", "sequence", ...pendingState(eb, now)])
               .where("id", "=", eventId)
           )
           .onConflict((oc) =>
