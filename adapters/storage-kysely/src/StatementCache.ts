@@ -17,13 +17,19 @@ export interface SqliteLike {
   close(): unknown
 }
 
+const caches = new WeakMap<object, (sql: string) => unknown>()
+
 /**
- * The same database, with `prepare` memoised by SQL text (least recently used entries beyond
- * `max` are dropped). Every other member is the original's.
+ * `database.prepare`, memoised by SQL text (least recently used entries beyond `max` are
+ * dropped), with one cache per handle: Kysely's path ({@link withStatementCache}) and the
+ * synchronous path (`SyncSqlite`) share it, so a statement is prepared once whichever runs it.
+ * Both run a statement to completion before the next call, so sharing one is safe.
  */
-export const withStatementCache = <D extends SqliteLike>(database: D, max = 256): D => {
-  const cache = new Map<string, unknown>()
-  const prepare = (sql: string): unknown => {
+export const cachedPrepare = <S>(database: { prepare(sql: string): S }, max = 256): ((sql: string) => S) => {
+  const existing = caches.get(database)
+  if (existing !== undefined) return existing as (sql: string) => S
+  const cache = new Map<string, S>()
+  const prepare = (sql: string): S => {
     const hit = cache.get(sql)
     if (hit !== undefined) {
       cache.delete(sql)
@@ -35,6 +41,16 @@ export const withStatementCache = <D extends SqliteLike>(database: D, max = 256)
     if (cache.size > max) cache.delete(cache.keys().next().value as string)
     return statement
   }
+  caches.set(database, prepare)
+  return prepare
+}
+
+/**
+ * The same database, with `prepare` memoised by SQL text ({@link cachedPrepare}). Every other
+ * member is the original's.
+ */
+export const withStatementCache = <D extends SqliteLike>(database: D, max = 256): D => {
+  const prepare = cachedPrepare(database, max)
   return new Proxy(database, {
     get(target, property, receiver) {
       if (property === "prepare") return prepare

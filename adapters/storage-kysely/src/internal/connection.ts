@@ -16,11 +16,12 @@ import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { type Compilable, CompiledQuery, type ControlledTransaction, type Kysely, type QueryResult } from "kysely"
-import { registeredSqlite, type SqliteDatabase, type SqliteStatement } from "../SyncSqlite.js"
+import { registeredSqlite, type SqliteDatabase } from "../SyncSqlite.js"
 import type { WaybillDatabase } from "../Tables.js"
 import { DuplicateKey, StorageError } from "./core.js"
 import { isUniqueViolation } from "./errors.js"
 import { lockOf } from "./lock.js"
+import { cachedPrepare } from "../StatementCache.js"
 
 export type Db = Kysely<WaybillDatabase>
 type Trx = ControlledTransaction<WaybillDatabase>
@@ -246,7 +247,7 @@ const kyselyMode = (db: Db, current: FiberRef.FiberRef<Option.Option<Open>>): Mo
  */
 const sqliteMode = (db: Db, sqlite: SqliteDatabase, current: FiberRef.FiberRef<Option.Option<Open>>): Mode => {
   const lock = lockOf(sqlite)
-  const statements = statementCacheOf(sqlite)
+  const statements = cachedPrepare(sqlite, 512)
 
   const run = (sql: string, parameters: ReadonlyArray<unknown>): QueryResult<any> => {
     const statement = statements(sql)
@@ -326,25 +327,6 @@ const sqliteMode = (db: Db, sqlite: SqliteDatabase, current: FiberRef.FiberRef<O
     // A SQLite transaction reads one snapshot, and here no other transaction runs meanwhile.
     withSnapshot: withTransaction
   }
-}
-
-const caches = new WeakMap<SqliteDatabase, (sql: string) => SqliteStatement>()
-
-/** Prepared statements by SQL text, one cache per handle (least recently used beyond 512 dropped). */
-const statementCacheOf = (sqlite: SqliteDatabase): ((sql: string) => SqliteStatement) => {
-  const existing = caches.get(sqlite)
-  if (existing !== undefined) return existing
-  const cache = new Map<string, SqliteStatement>()
-  const get = (sql: string): SqliteStatement => {
-    const hit = cache.get(sql)
-    if (hit !== undefined) return hit
-    const statement = sqlite.prepare(sql)
-    if (cache.size >= 512) cache.delete(cache.keys().next().value as string)
-    cache.set(sql, statement)
-    return statement
-  }
-  caches.set(sqlite, get)
-  return get
 }
 
 /**
