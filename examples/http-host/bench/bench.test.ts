@@ -1,20 +1,23 @@
 /**
- * The bench's own checks: its parsers and report, and that both targets really answer the
- * booking scenario the same way over the same SQLite settings (in-process, one request each).
+ * The bench's own checks: its parsers and report, and that every target really answers the
+ * booking scenario the same way over the same SQLite settings (in-process, one request each),
+ * the ceiling with the same rows as Waybill.
  * No load and no timing here; `pnpm bench` does that.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import Database from "better-sqlite3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { readConfig } from "./config.js"
 import { nameFromSourceLine } from "./cpuprofile.js"
+import { startCeiling } from "./ceiling.js"
 import { startFloor } from "./floor.js"
 import { parseProcStat, parseProcStatus } from "./proc.js"
 import { type CpuProfile, summarize } from "./profile.js"
-import { formatReport, type Measurement, ratioOf, type RunReport, verdict } from "./report.js"
-import { BOOKING_BODY, bookSingle, checkSingleBooking, selectScenarios, SHIPMENT } from "./scenarios.js"
-import type { RunningTarget } from "./target.js"
+import { ceilingLine, formatReport, type Measurement, ratioOf, ratiosOf, type RunReport, verdict } from "./report.js"
+import { BOOKING_BODY, bookSingle, checkSingleBooking, selectScenarios, SHIPMENT, targetsOf } from "./scenarios.js"
+import { type RunningTarget, TARGET_NAMES, type TargetName } from "./target.js"
 import { startWaybill } from "./waybill.js"
 
 describe("proc parsers", () => {
@@ -32,13 +35,13 @@ describe("proc parsers", () => {
 })
 
 describe("configuration", () => {
-  it("defaults to 32 connections, 2 s warm-up, 10 s measured, both targets, no profiling", () => {
+  it("defaults to 32 connections, 2 s warm-up, 10 s measured, every target, no profiling", () => {
     expect(readConfig({})).toEqual({
       durationSec: 10,
       warmupSec: 2,
       connections: 32,
       scenarios: undefined,
-      targets: ["waybill", "floor"],
+      targets: ["waybill", "floor", "ceiling"],
       profile: [],
       fromSource: false
     })
@@ -105,11 +108,7 @@ describe("the booking scenario's check", () => {
 })
 
 describe("report", () => {
-  const measurement = (
-    target: "waybill" | "floor",
-    requestsPerSec: number,
-    problems: Array<string> = []
-  ): Measurement => ({
+  const measurement = (target: TargetName, requestsPerSec: number, problems: Array<string> = []): Measurement => ({
     target,
     requestsPerSec,
     totalRequests: requestsPerSec * 10,
@@ -135,6 +134,24 @@ describe("report", () => {
     expect(verdict(0.6, true)).toMatch(/0\.60 \(goal >= 0\.50\): MEETS/)
     expect(verdict(0.2, true)).toMatch(/0\.20 .*BELOW/)
     expect(verdict(0.2, false)).toMatch(/INVALID/)
+  })
+
+  it("adds the ceiling's ratios when the ceiling ran, and only then", () => {
+    const all = [measurement("waybill", 300), measurement("floor", 1000), measurement("ceiling", 600)]
+    const ratios = ratiosOf(all)
+    expect(ratios["waybill/floor"]).toBeCloseTo(0.3)
+    expect(ratios["ceiling/floor"]).toBeCloseTo(0.6)
+    expect(ratios["waybill/ceiling"]).toBeCloseTo(0.5)
+    expect(ceilingLine(ratios)).toMatch(/ceiling\/floor = 0\.60 .*waybill\/ceiling = 0\.50/)
+    expect(ratiosOf(all.slice(0, 2))).toEqual({ "waybill/floor": 0.3 })
+    expect(ceilingLine(ratiosOf(all.slice(0, 2)))).toBeNull()
+  })
+
+  it("runs the documents scenarios without the ceiling, booking against every target", () => {
+    const [book, lookup, download] = selectScenarios(undefined)
+    expect(targetsOf(book!, TARGET_NAMES)).toEqual(["waybill", "floor", "ceiling"])
+    expect(targetsOf(lookup!, TARGET_NAMES)).toEqual(["waybill", "floor"])
+    expect(targetsOf(download!, ["floor", "ceiling"])).toEqual(["floor"])
   })
 
   it("prints one row per target and the problems of an invalid run", () => {
@@ -193,22 +210,23 @@ describe("profile summary", () => {
 
 describe("targets answer the booking scenario", () => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-bench-test-"))
-  let waybill: RunningTarget
-  let floor: RunningTarget
+  const file = (name: TargetName) => join(dir, `${name}.db`)
+  const targets = new Map<TargetName, RunningTarget>()
+  const target = (name: TargetName): RunningTarget => targets.get(name)!
 
   beforeAll(async () => {
-    waybill = await startWaybill({ dbFile: join(dir, "waybill.db"), host: "127.0.0.1", port: 0 })
-    floor = await startFloor({ dbFile: join(dir, "floor.db"), host: "127.0.0.1", port: 0 })
+    targets.set("waybill", await startWaybill({ dbFile: file("waybill"), host: "127.0.0.1", port: 0 }))
+    targets.set("floor", await startFloor({ dbFile: file("floor"), host: "127.0.0.1", port: 0 }))
+    targets.set("ceiling", await startCeiling({ dbFile: file("ceiling"), host: "127.0.0.1", port: 0 }))
   })
   afterAll(async () => {
-    await waybill?.close()
-    await floor?.close()
+    for (const t of targets.values()) await t.close()
     rmSync(dir, { recursive: true, force: true })
   })
 
-  const send = async (target: RunningTarget, apiKey = target.apiKey, body?: string) => {
-    const spec = bookSingle.request({ url: target.url, apiKey })
-    const response = await fetch(target.url + spec.path, {
+  const send = async (t: RunningTarget, apiKey = t.apiKey, body?: string) => {
+    const spec = bookSingle.request({ url: t.url, apiKey })
+    const response = await fetch(t.url + spec.path, {
       method: spec.method,
       headers: spec.headers,
       body: body ?? spec.body!
@@ -216,33 +234,62 @@ describe("targets answer the booking scenario", () => {
     return { status: response.status, body: (await response.json()) as unknown }
   }
 
-  it("both run on the same SQLite settings", () => {
-    expect(waybill.pragmas).toEqual({ journal_mode: "wal", synchronous: "1", busy_timeout: "5000", foreign_keys: "1" })
-    expect(floor.pragmas).toEqual(waybill.pragmas)
+  it("all run on the same SQLite settings", () => {
+    const expected = { journal_mode: "wal", synchronous: "1", busy_timeout: "5000", foreign_keys: "1" }
+    for (const name of TARGET_NAMES) expect(target(name).pragmas).toEqual(expected)
   })
 
-  it.each(["waybill", "floor"] as const)(
-    "%s books the shipment and writes one shipment and one event",
-    async (name) => {
-      const target = name === "waybill" ? waybill : floor
-      const before = await target.rowCounts()
-      const r = await send(target)
-      expect(checkSingleBooking(r.status, r.body)).toEqual([])
-      const after = await target.rowCounts()
-      expect(after["shipments"]! - before["shipments"]!).toBe(1)
-      expect(after["events"]! - before["events"]!).toBe(1)
-    }
-  )
+  it.each(TARGET_NAMES)("%s books the shipment and writes one shipment and one event", async (name) => {
+    const t = target(name)
+    const before = await t.rowCounts()
+    const r = await send(t)
+    expect(checkSingleBooking(r.status, r.body)).toEqual([])
+    const after = await t.rowCounts()
+    expect(after["shipments"]! - before["shipments"]!).toBe(1)
+    expect(after["events"]! - before["events"]!).toBe(1)
+  })
 
-  it.each(["waybill", "floor"] as const)(
-    "%s refuses a wrong key and a shipment without required fields",
-    async (name) => {
-      const target = name === "waybill" ? waybill : floor
-      expect((await send(target, "wb_live_nope")).status).toBe(401)
-      const { Phone: _phone, ...noPhone } = SHIPMENT
-      const r = await send(target, target.apiKey, JSON.stringify({ data: { shipments: [noPhone] } }))
-      expect(r.status).toBe(400)
-      expect(JSON.stringify(r.body)).toMatch(/Phone/)
+  it.each(TARGET_NAMES)("%s refuses a wrong key and a shipment without required fields", async (name) => {
+    const t = target(name)
+    expect((await send(t, "wb_live_nope")).status).toBe(401)
+    const { Phone: _phone, ...noPhone } = SHIPMENT
+    const r = await send(t, t.apiKey, JSON.stringify({ data: { shipments: [noPhone] } }))
+    expect(r.status).toBe(400)
+    expect(JSON.stringify(r.body)).toMatch(/Phone/)
+  })
+
+  /** Every row of every Waybill table a booking writes, minus what differs by nature (ids, times, keys). */
+  const bookingRows = (name: TargetName) => {
+    const db = new Database(file(name), { readonly: true })
+    try {
+      const tables = db
+        .prepare(`select name from sqlite_master where type = 'table' and name like 'waybill_%' order by name`)
+        .pluck()
+        .all() as Array<string>
+      const volatile =
+        /^(track_no|id|event_id|created_at|updated_at|occurred_at|ready_at|requested_delivery_at|estimated_delivery_at|guaranteed_delivery_at|eta_at|next_attempt_at|customer_no|hash|hint|generation|window_start|expires_at|count|key)$/
+      const out: Record<string, Array<Record<string, unknown>>> = {}
+      for (const table of tables) {
+        if (/accounts|api_keys|rate_counters|schema|migration/.test(table)) continue
+        const rows = db.prepare(`select * from ${table}`).all() as Array<Record<string, unknown>>
+        out[table] = rows.map((r) => {
+          const kept = Object.entries(r).filter(([k]) => !volatile.test(k))
+          // The event's data holds the booking time's answer; its keys are what must match.
+          return Object.fromEntries(kept.map(([k, v]) => [k, k === "data" ? Object.keys(JSON.parse(String(v))) : v]))
+        })
+      }
+      return out
+    } finally {
+      db.close()
     }
-  )
+  }
+
+  it("the ceiling writes the same rows, in the same tables, as Waybill", async () => {
+    // One more booking each, so the test stands alone (the tests above booked one on each).
+    for (const name of ["waybill", "ceiling"] as const) expect((await send(target(name))).status).toBe(200)
+    const waybillRows = bookingRows("waybill")
+    expect(waybillRows["waybill_shipments"]!.length).toBeGreaterThanOrEqual(1)
+    expect(waybillRows["waybill_stops"]).toHaveLength(2 * waybillRows["waybill_shipments"]!.length)
+    expect(bookingRows("ceiling")).toEqual(waybillRows)
+  })
 })

@@ -6,8 +6,9 @@
  * - BENCH_WARMUP       warm-up seconds per target, not measured (default 2)
  * - BENCH_CONNECTIONS  concurrent keep-alive connections (default 32)
  * - BENCH_SCENARIOS    comma-separated scenario names (default: all)
- * - BENCH_TARGETS      comma-separated targets (default: waybill,floor; the ratio needs both)
- * - BENCH_PROFILE      waybill | floor | all: CPU-profile those children over the measured
+ * - BENCH_TARGETS      comma-separated targets (default: waybill,floor,ceiling; the goal ratio needs
+ *                      waybill and floor)
+ * - BENCH_PROFILE      waybill | floor | ceiling | all: CPU-profile those children over the measured
  *                      window (bench-results/profiles/; summarize with bench/profile.ts). The
  *                      profiler slows them down: such a run is for finding hot spots, not for
  *                      its figures.
@@ -59,7 +60,8 @@ export const readConfig = (env: NodeJS.ProcessEnv = process.env): BenchConfig =>
   if (profileRaw === "" || profileRaw === "0" || profileRaw === "none") profile = []
   else if (profileRaw === "all" || profileRaw === "1") profile = TARGET_NAMES
   else if ((TARGET_NAMES as ReadonlyArray<string>).includes(profileRaw)) profile = [profileRaw as TargetName]
-  else throw new Error(`BENCH_PROFILE must be one of waybill, floor, all (got ${JSON.stringify(profileRaw)})`)
+  else
+    throw new Error(`BENCH_PROFILE must be one of ${TARGET_NAMES.join(", ")}, all (got ${JSON.stringify(profileRaw)})`)
   return {
     durationSec: positiveInt(env, "BENCH_DURATION", 10, 1),
     warmupSec: positiveInt(env, "BENCH_WARMUP", 2, 0),

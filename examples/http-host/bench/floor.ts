@@ -12,15 +12,22 @@
  */
 import { randomBytes, randomInt, randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import { dirname } from "node:path"
 import Database from "better-sqlite3"
 import { floorDocuments } from "./floorDocuments.js"
+import {
+  bookingBody,
+  closeServer,
+  fail,
+  isPrimaryKeyClash,
+  type Json,
+  listen,
+  missingFields,
+  readBody,
+  sendJson
+} from "./plainHttp.js"
 import { PRAGMA_NAMES, PRAGMAS, pragmaValue } from "./sqlite.js"
 import type { StartTarget } from "./target.js"
-
-/** Waybill's default `booking.maxBodyBytes` (1 MiB); the bench body is well under 1 KiB. */
-const MAX_BODY_BYTES = 1024 * 1024
 
 /** Fields whose presence the floor checks on every shipment (non-empty string or number). */
 export const REQUIRED_FIELDS: ReadonlyArray<string> = [
@@ -58,43 +65,6 @@ create table if not exists floor_events (
 `
 
 const CUSTOMER_NO = "1000001"
-
-type Json = Record<string, unknown>
-
-const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
-
-const present = (v: unknown): boolean => (typeof v === "string" && v.trim() !== "") || typeof v === "number"
-
-const send = (res: ServerResponse, status: number, payload: unknown): void => {
-  const body = JSON.stringify(payload)
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(body)
-  })
-  res.end(body)
-}
-
-const fail = (res: ServerResponse, status: number, message: string): void =>
-  send(res, status, { data: null, error: { message, exception: null } })
-
-/** The whole body, or undefined when it exceeds the cap (the connection is then closed). */
-const readBody = (req: IncomingMessage): Promise<Buffer | undefined> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length
-      if (size > MAX_BODY_BYTES) {
-        req.destroy()
-        resolve(undefined)
-      } else chunks.push(chunk)
-    })
-    req.on("end", () => resolve(Buffer.concat(chunks, size)))
-    req.on("error", reject)
-  })
-
-const isPrimaryKeyClash = (e: unknown): boolean =>
-  isObject(e) && (e["code"] === "SQLITE_CONSTRAINT_PRIMARYKEY" || e["code"] === "SQLITE_CONSTRAINT_UNIQUE")
 
 export const startFloor: StartTarget = async ({ dbFile, host, port }) => {
   const sqlite = new Database(dbFile)
@@ -165,26 +135,13 @@ export const startFloor: StartTarget = async ({ dbFile, host, port }) => {
     if (req.headers.authorization !== expectedAuthorization) return fail(res, 401, "Access denied.")
     const bytes = await readBody(req)
     if (bytes === undefined) return fail(res, 413, "The body is too large.")
-    let body: unknown
-    try {
-      body = JSON.parse(bytes.toString("utf8"))
-    } catch {
-      return fail(res, 400, "The body is not valid JSON.")
-    }
-    const data = isObject(body) ? body["data"] : undefined
-    const shipments = isObject(data) ? data["shipments"] : undefined
-    if (!isObject(data) || !Array.isArray(shipments) || shipments.length === 0) {
-      return fail(res, 400, 'The body must be an object {"data": {"shipments": [...]}} with one or more shipments.')
-    }
-    const problems: Array<string> = []
-    shipments.forEach((s: unknown, i) => {
-      if (!isObject(s)) problems.push(`shipments[${i}] must be an object`)
-      else for (const f of REQUIRED_FIELDS) if (!present(s[f])) problems.push(`shipments[${i}].${f} is required`)
-    })
+    const body = bookingBody(bytes)
+    if ("problem" in body) return fail(res, 400, body.problem)
+    const problems = missingFields(body.shipments, REQUIRED_FIELDS)
     if (problems.length > 0) return fail(res, 400, problems.join("; "))
-    const jsonstrn = typeof data["jsonstrn"] === "string" ? data["jsonstrn"] : ""
-    const trackNos = book(shipments as ReadonlyArray<Json>, jsonstrn, Date.now())
-    send(res, 200, {
+    const jsonstrn = typeof body.data["jsonstrn"] === "string" ? body.data["jsonstrn"] : ""
+    const trackNos = book(body.shipments as ReadonlyArray<Json>, jsonstrn, Date.now())
+    sendJson(res, 200, {
       data: {
         jsonstrn,
         shipments_with_errors: 0,
@@ -208,19 +165,14 @@ export const startFloor: StartTarget = async ({ dbFile, host, port }) => {
       else res.destroy()
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(port, host, () => resolve())
-  })
-  const address = server.address() as AddressInfo
+  const url = await listen(server, host, port)
   return {
-    url: `http://${address.address}:${address.port}`,
+    url,
     apiKey,
     pragmas,
     rowCounts: async () => ({ shipments: Number(countShipments.get()), events: Number(countEvents.get()) }),
     close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await closeServer(server)
       sqlite.close()
     }
   }

@@ -15,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { join } from "node:path"
 import type Database from "better-sqlite3"
 import { BENCH_OPERATOR_TOKEN } from "./documentScenarios.js"
+import { sendJson as json } from "./plainHttp.js"
 
 const SCHEMA = `
 create table if not exists floor_documents (
@@ -29,15 +30,6 @@ create table if not exists floor_documents (
 );
 create index if not exists floor_documents_track_idx on floor_documents(track_no);
 `
-
-const json = (res: ServerResponse, status: number, payload: unknown) => {
-  const body = JSON.stringify(payload)
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(body)
-  })
-  res.end(body)
-}
 
 const readAll = (req: IncomingMessage): Promise<Buffer> =>
   new Promise((resolve, reject) => {

@@ -48,6 +48,11 @@ export interface ScenarioResult {
   readonly measurements: ReadonlyArray<Measurement>
   /** waybill req/s divided by floor req/s; null unless both ran. */
   readonly ratio: number | null
+  /**
+   * Every throughput ratio between the targets that ran, by `a/b` (`waybill/floor`,
+   * `ceiling/floor`, `waybill/ceiling`).
+   */
+  readonly ratios?: Readonly<Record<string, number>>
   readonly problems: ReadonlyArray<string>
 }
 
@@ -76,11 +81,46 @@ export interface RunReport {
   readonly valid: boolean
 }
 
-export const ratioOf = (measurements: ReadonlyArray<Measurement>): number | null => {
-  const waybill = measurements.find((m) => m.target === "waybill")
-  const floor = measurements.find((m) => m.target === "floor")
-  if (waybill === undefined || floor === undefined || floor.requestsPerSec <= 0) return null
-  return waybill.requestsPerSec / floor.requestsPerSec
+/** `of`'s req/s divided by `to`'s (by default waybill/floor, the goal's ratio); null unless both ran. */
+export const ratioOf = (
+  measurements: ReadonlyArray<Measurement>,
+  of: TargetName = "waybill",
+  to: TargetName = "floor"
+): number | null => {
+  const a = measurements.find((m) => m.target === of)
+  const b = measurements.find((m) => m.target === to)
+  if (a === undefined || b === undefined || b.requestsPerSec <= 0) return null
+  return a.requestsPerSec / b.requestsPerSec
+}
+
+const RATIO_PAIRS: ReadonlyArray<readonly [TargetName, TargetName]> = [
+  ["waybill", "floor"],
+  ["ceiling", "floor"],
+  ["waybill", "ceiling"]
+]
+
+/** The ratios of {@link RATIO_PAIRS} whose two targets both ran. */
+export const ratiosOf = (measurements: ReadonlyArray<Measurement>): Readonly<Record<string, number>> => {
+  const out: Record<string, number> = {}
+  for (const [of, to] of RATIO_PAIRS) {
+    const r = ratioOf(measurements, of, to)
+    if (r !== null) out[`${of}/${to}`] = r
+  }
+  return out
+}
+
+/**
+ * What the ceiling's ratios say, when it ran: how far Waybill's data model alone lets any
+ * implementation go, and what share of that Waybill reaches.
+ */
+export const ceilingLine = (ratios: Readonly<Record<string, number>>): string | null => {
+  const ofFloor = ratios["ceiling/floor"]
+  const waybill = ratios["waybill/ceiling"]
+  if (ofFloor === undefined && waybill === undefined) return null
+  const parts: Array<string> = []
+  if (ofFloor !== undefined) parts.push(`ceiling/floor = ${ofFloor.toFixed(2)} (Waybill's own writes, by hand)`)
+  if (waybill !== undefined) parts.push(`waybill/ceiling = ${waybill.toFixed(2)} (Waybill's code on top of them)`)
+  return `  ${parts.join("; ")}`
 }
 
 /** One line on the ratio against {@link GOAL_RATIO}. */
@@ -142,6 +182,8 @@ export const formatReport = (report: RunReport): string => {
   for (const s of report.scenarios) {
     const valid = s.problems.length === 0 && s.measurements.every((m) => m.problems.length === 0)
     out.push(`${s.scenario}: ${verdict(s.ratio, valid)}`)
+    const ceiling = ceilingLine(s.ratios ?? {})
+    if (ceiling !== null) out.push(ceiling)
     for (const m of s.measurements) {
       if (m.otherCpuPercent !== null && m.otherCpuPercent >= 20) {
         out.push(

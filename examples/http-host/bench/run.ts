@@ -1,7 +1,9 @@
 /**
- * `pnpm bench`: loads Waybill and a hand-written floor (floor.ts) with the same request, one
+ * `pnpm bench`: loads Waybill, a hand-written floor (floor.ts) and, for booking, a hand-written
+ * ceiling (ceiling.ts: Waybill's own statements without Waybill) with the same request, one
  * after the other, each in its own child process over a fresh SQLite file, and prints
- * requests/s, p50/p99 latency, peak RSS and the Waybill/floor throughput ratio per scenario.
+ * requests/s, p50/p99 latency, peak RSS and the Waybill/floor throughput ratio per scenario
+ * (with ceiling/floor and waybill/ceiling where the ceiling ran).
  * Results also go to bench-results/<timestamp>.json at the repository root.
  *
  * A run is only valid if every answer was a 2xx that passed the scenario's check and the
@@ -17,8 +19,16 @@ import autocannon, { type Result } from "autocannon"
 import { type BenchConfig, readConfig } from "./config.js"
 import { readMachineCpu, readProcMemory } from "./proc.js"
 import type { ChildMessage, ChildOp, ChildOpResult, ParentMessage } from "./protocol.js"
-import { formatReport, GOAL_RATIO, type Measurement, ratioOf, type RunReport, type ScenarioResult } from "./report.js"
-import { type RequestSpec, type Scenario, selectScenarios, type Session } from "./scenarios.js"
+import {
+  formatReport,
+  GOAL_RATIO,
+  type Measurement,
+  ratioOf,
+  ratiosOf,
+  type RunReport,
+  type ScenarioResult
+} from "./report.js"
+import { type RequestSpec, type Scenario, selectScenarios, type Session, targetsOf } from "./scenarios.js"
 import type { PragmaValues } from "./sqlite.js"
 import type { TargetName } from "./target.js"
 
@@ -303,19 +313,24 @@ const runScenario = async (scenario: Scenario, config: BenchConfig, profileRoot:
   console.log(`\n${scenario.name}: ${scenario.description}`)
   const measurements: Array<Measurement> = []
   // One target at a time: on a small machine the load generator needs the other core.
-  for (const target of config.targets) measurements.push(await measure(scenario, target, config, profileRoot))
+  for (const target of targetsOf(scenario, config.targets)) {
+    measurements.push(await measure(scenario, target, config, profileRoot))
+  }
   const problems: Array<string> = []
-  const [a, b] = measurements
-  if (a !== undefined && b !== undefined && JSON.stringify(a.pragmas) !== JSON.stringify(b.pragmas)) {
-    problems.push(
-      `SQLite settings differ: ${a.target} ${JSON.stringify(a.pragmas)} vs ${b.target} ${JSON.stringify(b.pragmas)}`
-    )
+  const [a, ...others] = measurements
+  for (const b of others) {
+    if (a !== undefined && JSON.stringify(a.pragmas) !== JSON.stringify(b.pragmas)) {
+      problems.push(
+        `SQLite settings differ: ${a.target} ${JSON.stringify(a.pragmas)} vs ${b.target} ${JSON.stringify(b.pragmas)}`
+      )
+    }
   }
   return {
     scenario: scenario.name,
     description: scenario.description,
     measurements,
     ratio: ratioOf(measurements),
+    ratios: ratiosOf(measurements),
     problems
   }
 }

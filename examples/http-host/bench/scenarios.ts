@@ -10,36 +10,15 @@
  * `prepare` through the target's own API, so both targets are set up the same way.
  */
 import { sampleShipment } from "../src/sample.js"
+import type { Scenario, Session } from "./scenarioTypes.js"
+import type { TargetName } from "./target.js"
 import { docsDownload, docsLookup100 } from "./documentScenarios.js"
 
-/** What the orchestrator knows about a started target. */
-export interface Session {
-  readonly url: string
-  readonly apiKey: string
-}
+export type { RequestSpec, Scenario, Session } from "./scenarioTypes.js"
 
-/** One request, sent identically (apart from the credential) to every target. */
-export interface RequestSpec {
-  readonly method: "GET" | "POST"
-  /** Path and query, e.g. `/api/v1/order/json/`. */
-  readonly path: string
-  readonly headers: Readonly<Record<string, string>>
-  readonly body?: string
-}
-
-export interface Scenario {
-  readonly name: string
-  readonly description: string
-  /** Optional setup through the target's API before the request is built (none for booking). */
-  readonly prepare?: (session: Session) => Promise<void>
-  readonly request: (session: Session) => RequestSpec
-  /** Problems with one answer (empty when right): status, envelope and payload shape. */
-  readonly check: (status: number, body: unknown) => ReadonlyArray<string>
-  /** Per-answer check during the load; must be cheap (it runs in the load generator's thread). */
-  readonly quickCheck: (body: string) => boolean
-  /** Rows each successful answer writes, by kind (matched against the target's `rowCounts`). */
-  readonly writesPerRequest: Readonly<Record<string, number>>
-}
+/** The targets, of those selected, that `scenario` runs against. */
+export const targetsOf = (scenario: Scenario, selected: ReadonlyArray<TargetName>): ReadonlyArray<TargetName> =>
+  scenario.targets === undefined ? selected : selected.filter((t) => scenario.targets!.includes(t))
 
 const bearer = (session: Session) => ({ authorization: `Bearer ${session.apiKey}` })
 

@@ -5,9 +5,13 @@
  */
 import type { PragmaValues } from "./sqlite.js"
 
-export type TargetName = "waybill" | "floor"
+/**
+ * `waybill`: the example host. `floor`: the least a server can do for the same request
+ * (floor.ts). `ceiling`: Waybill's own statements for it, by hand (ceiling.ts).
+ */
+export type TargetName = "waybill" | "floor" | "ceiling"
 
-export const TARGET_NAMES: ReadonlyArray<TargetName> = ["waybill", "floor"]
+export const TARGET_NAMES: ReadonlyArray<TargetName> = ["waybill", "floor", "ceiling"]
 
 export interface StartOptions {
   /** SQLite file to create; its directory is the target's to use (Waybill puts its secret beside it). */

@@ -11,5 +11,7 @@ export const loadTarget = async (name: TargetName): Promise<StartTarget> => {
       return (await import("./waybill.js")).startWaybill
     case "floor":
       return (await import("./floor.js")).startFloor
+    case "ceiling":
+      return (await import("./ceiling.js")).startCeiling
   }
 }

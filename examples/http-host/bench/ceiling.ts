@@ -1,0 +1,263 @@
+/**
+ * The ceiling: Waybill's own storage work for a booking, written by hand like the floor. It
+ * runs on Waybill's schema (created by Waybill's `migrate`) and, for every booking request,
+ * issues the statements Waybill issues, in the same order and transactions:
+ *
+ * - the IP block check and the API key lookup (HMAC-SHA-256 of the key, joined with its account);
+ * - per shipment, one transaction: the shipment row, its two stop rows, its leg, the
+ *   `shipment.booked` event and the webhook fan-out for it (Waybill's `insert ... select` over
+ *   the account's subscriptions).
+ *
+ * What it leaves out is everything but storage: no validation beyond the floor's required
+ * fields, no sanitizing, ZIP lookup, dates, ETA or rating (the derived columns hold the bench
+ * shipment's values, fixed), no effect runtime, no query builder. So ceiling/floor is the most
+ * any implementation of Waybill's data model could reach against the floor, and
+ * waybill/ceiling is the price of Waybill's code on top of its own writes. bench.test.ts checks
+ * that one booking here and one through Waybill leave the same rows in the same tables.
+ *
+ * Booking only: the documents scenarios do not run against it.
+ */
+import { createHmac, randomBytes, randomInt } from "node:crypto"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import { migrate, sqliteKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { REQUIRED_FIELDS } from "./floor.js"
+import {
+  bookingBody,
+  closeServer,
+  fail,
+  isPrimaryKeyClash,
+  type Json,
+  listen,
+  missingFields,
+  readBody,
+  sendJson
+} from "./plainHttp.js"
+import { PRAGMA_NAMES, PRAGMAS, pragmaValue } from "./sqlite.js"
+import type { StartTarget } from "./target.js"
+
+const CUSTOMER_NO = "1000001"
+
+/**
+ * What Waybill derives for the bench shipment (two stops in Chicago, a car, 2 hours), fixed:
+ * the ceiling measures storage, not rating.
+ */
+const DERIVED = {
+  pieces: 2,
+  weightLb: 15,
+  etaMs: 133_497_000,
+  guaranteedMs: 139_199_000,
+  charge: { transport: 27.53, weight: 0, stops: 0, fuel: 3.3, extras: 0, discount: 0, total: 30.83 },
+  pickup: { name: "Acme Parts", city: "Chicago", state: "IL", lat: 41.8868, lon: -87.6386 },
+  delivery: { name: "Bolt Labs", city: "Chicago", state: "IL", lat: 41.9543, lon: -87.6575 },
+  timeZone: "America/Chicago",
+  miles: 5.95,
+  answer: {
+    estimated_delivery: "2026-11-23T08:22:51",
+    guaranteed_delivery: "2026-11-23T10:00:00",
+    destination_tz: "CST"
+  }
+} as const
+
+const SHIPMENT_INSERT = `insert into "waybill_shipments" ("track_no", "customer_no", "livemode", "state", "version",
+  "driver_id", "contact", "phone", "email", "billing_reference", "service_type", "vehicle_type", "pieces", "weight_lb",
+  "signature_required", "liftgate_required", "pickup_instructions", "deliver_instructions", "ready_at",
+  "requested_delivery_at", "estimated_delivery_at", "guaranteed_delivery_at", "charge_transport", "charge_weight",
+  "charge_stops", "charge_fuel", "charge_extras", "charge_discount", "charge_total", "jsonstrn", "created_at",
+  "updated_at") values (?, ?, 1, 'booked', 1, null, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', '', ?, ?, ?, ?, ?, ?, ?, ?, ?,
+  ?, ?, ?, ?, ?)`
+
+const STOP_COLUMNS = `("track_no", "seq", "role", "external_id", "name", "address", "city", "state", "zip",
+  "contact_name", "phone", "note", "latitude", "longitude", "time_zone", "status", "eta_at")`
+const STOP_VALUES = "(?, ?, ?, null, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, 'pending', ?)"
+
+const KEY_LOOKUP = `select "k".*, "a"."name" as "account_name", "a"."cancel_mode" as "account_cancel_mode",
+  "a"."rate_card" as "account_rate_card", "a"."ip_allowlist" as "account_ip_allowlist",
+  "a"."created_at" as "account_created_at" from "waybill_api_keys" as "k"
+  inner join "waybill_accounts" as "a" on "a"."customer_no" = "k"."customer_no"
+  where "k"."hash" = ? and "k"."hash" <> ''`
+
+const FAN_OUT = `insert into "waybill_webhook_deliveries" ("endpoint_id", "event_id", "track_no", "sequence", "status",
+  "attempts", "next_attempt_at", "lease_owner", "lease_until", "last_status", "created_at", "updated_at")
+  select "endpoint_id", ?, ?, 1, 'pending', 0, ?, null, 0, null, ?, ? from "waybill_webhook_subscriptions"
+  where "customer_no" = ? and "event_type" = 'shipment.booked' and "enabled" = 1`
+
+/** Waybill keeps a phone number's digits only. */
+const digits = (v: unknown): string => String(v ?? "").replace(/\D/g, "")
+
+/** Time-ordered and unique, like Waybill's ULID event ids (so the id index grows at its end). */
+const eventId = (now: number): string => `evt_${now.toString(32).padStart(10, "0")}${randomBytes(8).toString("hex")}`
+
+export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
+  const sqlite = new Database(dbFile)
+  for (const p of PRAGMAS) sqlite.pragma(p)
+  await Effect.runPromise(migrate(sqliteKysely<WaybillDatabase>(sqlite)))
+  const pragmas: Record<string, string> = {}
+  for (const name of PRAGMA_NAMES) pragmas[name] = pragmaValue(sqlite.pragma(name) as ReadonlyArray<unknown>)
+
+  const pepper = randomBytes(32)
+  const keyHash = (key: string): string => createHmac("sha256", pepper).update(key).digest("hex")
+  const apiKey = `wb_live_${randomBytes(24).toString("hex")}`
+  sqlite
+    .prepare(
+      `insert into waybill_accounts (customer_no, name, cancel_mode, rate_card, ip_allowlist, created_at)
+       values (?, 'Bench customer', 'immediate', null, '[]', ?)`
+    )
+    .run(CUSTOMER_NO, Date.now())
+  sqlite
+    .prepare(
+      `insert into waybill_api_keys (customer_no, mode, id, status, generation, hash, hint, updated_at)
+       values (?, 'live', ?, 'active', 1, ?, ?, ?)`
+    )
+    .run(CUSTOMER_NO, `key_${CUSTOMER_NO}_live`, keyHash(apiKey), apiKey.slice(-4), Date.now())
+
+  const ipBlock = sqlite.prepare(`select * from "waybill_ip_blocks" where "ip_key" = ?`)
+  const keyLookup = sqlite.prepare(KEY_LOOKUP)
+  const insertShipment = sqlite.prepare(SHIPMENT_INSERT)
+  const insertStops = sqlite.prepare(
+    `insert into "waybill_stops" ${STOP_COLUMNS} values ${STOP_VALUES}, ${STOP_VALUES}`
+  )
+  const insertLeg = sqlite.prepare(
+    `insert into "waybill_legs" ("track_no", "seq", "from_stop", "to_stop", "miles") values (?, 0, 0, 1, ?)`
+  )
+  const insertEvent = sqlite.prepare(
+    `insert into "waybill_events" ("id", "track_no", "customer_no", "type", "sequence", "livemode", "occurred_at", "data")
+     values (?, ?, ?, 'shipment.booked', 1, 1, ?, ?)`
+  )
+  const fanOut = sqlite.prepare(FAN_OUT)
+
+  /** One shipment, its stops, leg, event and deliveries, in one transaction (as Waybill's `book`). */
+  const bookOne = sqlite.transaction((s: Json, customerNo: string, jsonstrn: string, now: number, trackNo: string) => {
+    const d = DERIVED
+    const c = d.charge
+    const eta = now + d.etaMs
+    insertShipment.run(
+      trackNo,
+      customerNo,
+      String(s["Contact"]),
+      digits(s["Phone"]),
+      String(s["Email"] ?? ""),
+      String(s["BillingReference"] ?? ""),
+      String(s["ServiceType"]),
+      String(s["VehicleType"]),
+      d.pieces,
+      d.weightLb,
+      now,
+      now,
+      eta,
+      now + d.guaranteedMs,
+      c.transport,
+      c.weight,
+      c.stops,
+      c.fuel,
+      c.extras,
+      c.discount,
+      c.total,
+      jsonstrn,
+      now,
+      now
+    )
+    // Waybill's pickup stop carries the shipment's contact; its delivery stop the deliver contact.
+    insertStops.run(
+      ...[trackNo, 0, "pickup", d.pickup.name, String(s["PickupAddress"]), d.pickup.city, d.pickup.state],
+      ...[
+        String(s["PickupZip"]),
+        String(s["Contact"]),
+        digits(s["Phone"]),
+        d.pickup.lat,
+        d.pickup.lon,
+        d.timeZone,
+        now
+      ],
+      ...[trackNo, 1, "delivery", d.delivery.name, String(s["DeliverAddress"]), d.delivery.city, d.delivery.state],
+      ...[String(s["DeliverZip"]), "", "", d.delivery.lat, d.delivery.lon, d.timeZone, eta]
+    )
+    insertLeg.run(trackNo, d.miles)
+    const id = eventId(now)
+    insertEvent.run(
+      id,
+      trackNo,
+      customerNo,
+      now,
+      JSON.stringify({
+        track_no: trackNo,
+        state: "booked",
+        service_type: s["ServiceType"],
+        vehicle_type: s["VehicleType"],
+        ...d.answer,
+        estimated_charge: c.total,
+        stops: 2,
+        pieces: d.pieces,
+        weight: d.weightLb
+      })
+    )
+    fanOut.run(id, trackNo, now, now, now, customerNo)
+  })
+
+  /** Books with a fresh 8-digit tracking number, drawing again on the rare clash (as Waybill). */
+  const book = (s: Json, customerNo: string, jsonstrn: string, now: number): string => {
+    for (let attempt = 0; ; attempt++) {
+      const trackNo = String(randomInt(10_000_000, 100_000_000))
+      try {
+        bookOne(s, customerNo, jsonstrn, now, trackNo)
+        return trackNo
+      } catch (e) {
+        if (!isPrimaryKeyClash(e) || attempt >= 10) throw e
+      }
+    }
+  }
+
+  const createShipments = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (ipBlock.get(req.socket.remoteAddress ?? "") !== undefined) return fail(res, 403, "Access denied.")
+    const authorization = req.headers.authorization ?? ""
+    const key = authorization.startsWith("Bearer ") ? authorization.slice(7) : ""
+    const row = key === "" ? undefined : (keyLookup.get(keyHash(key)) as Json | undefined)
+    if (row === undefined || row["status"] !== "active" || row["mode"] !== "live") {
+      return fail(res, 401, "Access denied.")
+    }
+    const customerNo = String(row["customer_no"])
+    const bytes = await readBody(req)
+    if (bytes === undefined) return fail(res, 413, "The body is too large.")
+    const body = bookingBody(bytes)
+    if ("problem" in body) return fail(res, 400, body.problem)
+    const problems = missingFields(body.shipments, REQUIRED_FIELDS)
+    if (problems.length > 0) return fail(res, 400, problems.join("; "))
+    const jsonstrn = typeof body.data["jsonstrn"] === "string" ? body.data["jsonstrn"] : ""
+    const now = Date.now()
+    const shipments = (body.shipments as ReadonlyArray<Json>).map((s, i) => ({
+      order: i + 1,
+      result: "success",
+      track_no: book(s, customerNo, jsonstrn, now),
+      billing_reference: String(s["BillingReference"] ?? ""),
+      service_type: s["ServiceType"],
+      vehicle_type: s["VehicleType"],
+      ...DERIVED.answer,
+      estimated_charge: DERIVED.charge.total,
+      errors: []
+    }))
+    sendJson(res, 200, { data: { jsonstrn, shipments_with_errors: 0, shipments }, error: null })
+  }
+
+  const count = (table: string) => sqlite.prepare(`select count(*) from ${table}`).pluck()
+  const countShipments = count("waybill_shipments")
+  const countEvents = count("waybill_events")
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+    if (req.method !== "POST" || req.url !== "/api/v1/order/json/") return fail(res, 404, "Not found.")
+    createShipments(req, res).catch(() => {
+      if (!res.headersSent) fail(res, 503, "The service is temporarily unavailable.")
+      else res.destroy()
+    })
+  })
+  const url = await listen(server, host, port)
+  return {
+    url,
+    apiKey,
+    pragmas,
+    rowCounts: async () => ({ shipments: Number(countShipments.get()), events: Number(countEvents.get()) }),
+    close: async () => {
+      await closeServer(server)
+      sqlite.close()
+    }
+  }
+}

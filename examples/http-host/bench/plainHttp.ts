@@ -1,0 +1,93 @@
+/**
+ * The few helpers the hand-written targets (floor.ts, floorDocuments.ts, ceiling.ts) share:
+ * node:http and nothing else, as such a server would be written.
+ */
+import type { Server, IncomingMessage, ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+/** Waybill's default `booking.maxBodyBytes` (1 MiB); the bench body is well under 1 KiB. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+export type Json = Record<string, unknown>
+
+export const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** A non-empty string or a number. */
+export const present = (v: unknown): boolean => (typeof v === "string" && v.trim() !== "") || typeof v === "number"
+
+export const sendJson = (res: ServerResponse, status: number, payload: unknown): void => {
+  const body = JSON.stringify(payload)
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body)
+  })
+  res.end(body)
+}
+
+/** The interface's error envelope. */
+export const fail = (res: ServerResponse, status: number, message: string): void =>
+  sendJson(res, status, { data: null, error: { message, exception: null } })
+
+/** The whole body, or undefined when it exceeds the cap (the connection is then closed). */
+export const readBody = (req: IncomingMessage): Promise<Buffer | undefined> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES) {
+        req.destroy()
+        resolve(undefined)
+      } else chunks.push(chunk)
+    })
+    req.on("end", () => resolve(Buffer.concat(chunks, size)))
+    req.on("error", reject)
+  })
+
+/** The create-shipments body's `data` and non-empty `shipments`, or the reason it is not one. */
+export const bookingBody = (
+  bytes: Buffer
+): { readonly data: Json; readonly shipments: ReadonlyArray<unknown> } | { readonly problem: string } => {
+  let body: unknown
+  try {
+    body = JSON.parse(bytes.toString("utf8"))
+  } catch {
+    return { problem: "The body is not valid JSON." }
+  }
+  const data = isObject(body) ? body["data"] : undefined
+  const shipments = isObject(data) ? data["shipments"] : undefined
+  if (!isObject(data) || !Array.isArray(shipments) || shipments.length === 0) {
+    return { problem: 'The body must be an object {"data": {"shipments": [...]}} with one or more shipments.' }
+  }
+  return { data, shipments }
+}
+
+/** Problems with the shipments' required fields (non-empty string or number), empty when none. */
+export const missingFields = (shipments: ReadonlyArray<unknown>, required: ReadonlyArray<string>): Array<string> => {
+  const problems: Array<string> = []
+  shipments.forEach((s: unknown, i) => {
+    if (!isObject(s)) problems.push(`shipments[${i}] must be an object`)
+    else for (const f of required) if (!present(s[f])) problems.push(`shipments[${i}].${f} is required`)
+  })
+  return problems
+}
+
+/** Whether better-sqlite3 threw a primary-key or unique clash (a tracking number drawn twice). */
+export const isPrimaryKeyClash = (e: unknown): boolean =>
+  isObject(e) && (e["code"] === "SQLITE_CONSTRAINT_PRIMARYKEY" || e["code"] === "SQLITE_CONSTRAINT_UNIQUE")
+
+/** Listens on host:port and resolves with the origin, e.g. `http://127.0.0.1:41234`. */
+export const listen = async (server: Server, host: string, port: number): Promise<string> => {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(port, host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  return `http://${address.address}:${address.port}`
+}
+
+/** Closes every connection and the server. */
+export const closeServer = async (server: Server): Promise<void> => {
+  server.closeAllConnections()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+}
