@@ -5,10 +5,12 @@
  *
  *   pnpm build && cd examples/http-host && node --conditions=waybill-dist --import tsx bench/inproc.ts \
  *     [--n 4000] [--sql] [--concurrency 32]
- *     [--profile out.cpuprofile] [--kysely]
+ *     [--profile out.cpuprofile] [--kysely] [--fetch]
  *
  * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);
- * `--kysely` runs storage through Kysely's own SQLite driver instead of the synchronous path.
+ * `--kysely` runs storage through Kysely's own SQLite driver instead of the synchronous path;
+ * `--fetch` calls `handler(Request)` (what Hono, Bun or Deno use) instead of `handleRaw` with a
+ * plain request and body bytes (what `@waybill/http-node` does, and what `pnpm bench` measures).
  *
  * This is a tool for finding where the time goes; `pnpm bench` remains the measurement.
  */
@@ -85,7 +87,25 @@ const created = await Effect.runPromise(Accounts.createAccount({ name: "Bench" }
 const handler = createHandler(layer, { allowInsecureHttp: true })
 const key = Redacted.value(created.liveKey)
 
+const FETCH = process.argv.includes("--fetch")
+const headerMap = new Map([
+  ["content-type", "application/json"],
+  ["authorization", `Bearer ${key}`],
+  ["content-length", String(Buffer.byteLength(BOOKING_BODY))],
+  ["host", "127.0.0.1"]
+])
+const rawHeaders = { get: (name: string) => headerMap.get(name.toLowerCase()) ?? null }
+const bodyBytes = new TextEncoder().encode(BOOKING_BODY)
+
 const once = async (): Promise<void> => {
+  if (!FETCH) {
+    const reply = await handler.handleRaw(
+      { method: "POST", url: "http://127.0.0.1/api/v1/order/json/", headers: rawHeaders, body: null, bodyBytes },
+      { remoteAddress: "127.0.0.1" }
+    )
+    if (reply.status !== 200) throw new Error(`booking failed: ${reply.status} ${String(reply.body)}`)
+    return
+  }
   const response = await handler.handler(
     new Request("http://127.0.0.1/api/v1/order/json/", {
       method: "POST",
