@@ -25,6 +25,7 @@ import { Accounts, Config } from "@waybill/core"
 import { createHandler } from "@waybill/http"
 import { migrate, sqliteKysely, type WaybillDatabase, withStatementCache } from "@waybill/storage-kysely"
 import { waybillLayer } from "../src/host.js"
+import { SAFETY_NET_PAGES, startCheckpointer } from "../src/checkpointer.js"
 import { startProfiler } from "./cpuprofile.js"
 import { BOOKING_BODY } from "./scenarios.js"
 
@@ -64,6 +65,9 @@ const sqlite = new Database(dbFile)
 sqlite.pragma("journal_mode = WAL")
 sqlite.pragma("synchronous = NORMAL")
 sqlite.pragma("foreign_keys = ON")
+// As `serve` runs it (src/host.ts `openDatabase`): WAL checkpoints in a worker thread, not in commits.
+sqlite.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`)
+const checkpointer = startCheckpointer(dbFile)
 const driver = SQL
   ? new Proxy(sqlite, {
       get(target, property) {
@@ -153,5 +157,6 @@ if (SQL) {
   }
 }
 await handler.dispose()
+await checkpointer.stop()
 await db.destroy()
 rmSync(dir, { recursive: true, force: true })
