@@ -689,6 +689,10 @@ export interface CreateShipmentsInput {
   readonly principal?: Principal | undefined
 }
 
+/** The decoders, made once (synchronous: no effect steps for a pure decode). */
+const decodeRequest = Schema.decodeUnknownEither(CreateShipmentsRequest)
+const decodeShipment = Schema.decodeUnknownEither(ShipmentInput, { errors: "all" })
+
 const asRecord = (u: unknown): Record<string, unknown> | undefined =>
   typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : undefined
 
@@ -708,24 +712,22 @@ export const createShipments = Effect.fnUntraced(function* (input: CreateShipmen
       data: asRecord(asRecord(input.body)?.["data"]) ?? {}
     }))
 
-  const request = yield* Schema.decodeUnknown(CreateShipmentsRequest)(input.body).pipe(
-    Effect.mapError(
-      () =>
-        new BadRequest({
-          message: 'The body must be an object {"data": {"shipments": [...]}} with one or more shipments.'
-        })
-    )
-  )
-  const raw = request.data.shipments
+  const parsed = decodeRequest(input.body)
+  if (Either.isLeft(parsed)) {
+    return yield* new BadRequest({
+      message: 'The body must be an object {"data": {"shipments": [...]}} with one or more shipments.'
+    })
+  }
+  const raw = parsed.right.data.shipments
   if (raw.length === 0) return yield* new BadRequest({ message: "data.shipments must hold at least one shipment." })
   if (raw.length > config.booking.maxShipmentsPerRequest) {
     return yield* new BadRequest({
       message: `data.shipments holds ${raw.length} shipments; at most ${config.booking.maxShipmentsPerRequest} are allowed per request.`
     })
   }
-  const jsonstrn = Sanitize.text(request.data.jsonstrn, 255)
+  const jsonstrn = Sanitize.text(parsed.right.data.jsonstrn, 255)
 
-  const decoded = raw.map((s) => Schema.decodeUnknownEither(ShipmentInput, { errors: "all" })(s))
+  const decoded = raw.map((s) => decodeShipment(s))
   const geo = yield* Geo
   const wanted = new Set(decoded.flatMap((d) => (Either.isRight(d) ? zipsOf(d.right) : [])))
   const zips = new Map<string, ZipLocation>()

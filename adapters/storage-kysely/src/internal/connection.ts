@@ -269,13 +269,18 @@ const sqliteMode = (db: Db, sqlite: SqliteDatabase, current: FiberRef.FiberRef<O
     )
 
   /** A synchronous statement needs the lock only when another fiber's transaction is open. */
-  const runNow = <R, E>(statement: Statement<R>, onError: (cause: unknown) => E): Effect.Effect<QueryResult<R>, E> => {
-    const attempt = Effect.try({
-      try: () => run(statement.sql, statement.parameters) as QueryResult<R>,
-      catch: onError
+  const runNow = <R, E>(statement: Statement<R>, onError: (cause: unknown) => E): Effect.Effect<QueryResult<R>, E> =>
+    Effect.suspend(() => {
+      const attempt = () => {
+        try {
+          return Effect.succeed(run(statement.sql, statement.parameters) as QueryResult<R>)
+        } catch (cause) {
+          return Effect.fail(onError(cause))
+        }
+      }
+      // Free lock (the usual case): the statement runs right here, in this one step.
+      return lock.locked ? guarded(Effect.suspend(attempt)) : attempt()
     })
-    return Effect.suspend(() => (lock.locked ? guarded(attempt) : attempt))
-  }
 
   const through = <A, E>(run: (c: Db) => Promise<A>, onError: (cause: unknown) => E): Effect.Effect<A, E> =>
     guarded(Effect.tryPromise({ try: () => run(db), catch: onError }))
