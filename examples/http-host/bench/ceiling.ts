@@ -18,21 +18,20 @@
  * Booking only: the documents scenarios do not run against it.
  */
 import { createHmac, randomBytes, randomInt } from "node:crypto"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import { migrate, sqliteKysely, type WaybillDatabase } from "@waybill/storage-kysely"
 import { REQUIRED_FIELDS } from "./floor.js"
 import {
   bookingBody,
-  closeServer,
   fail,
   isPrimaryKeyClash,
   type Json,
-  listen,
   missingFields,
   readBody,
-  sendJson
+  sendJson,
+  servePlainTarget
 } from "./plainHttp.js"
 import { PRAGMA_NAMES, PRAGMAS, pragmaValue } from "./sqlite.js"
 import type { StartTarget } from "./target.js"
@@ -239,25 +238,14 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
     sendJson(res, 200, { data: { jsonstrn, shipments_with_errors: 0, shipments }, error: null })
   }
 
-  const count = (table: string) => sqlite.prepare(`select count(*) from ${table}`).pluck()
-  const countShipments = count("waybill_shipments")
-  const countEvents = count("waybill_events")
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
-    if (req.method !== "POST" || req.url !== "/api/v1/order/json/") return fail(res, 404, "Not found.")
-    createShipments(req, res).catch(() => {
-      if (!res.headersSent) fail(res, 503, "The service is temporarily unavailable.")
-      else res.destroy()
-    })
-  })
-  const url = await listen(server, host, port)
-  return {
-    url,
+  return servePlainTarget({
+    host,
+    port,
     apiKey,
     pragmas,
-    rowCounts: async () => ({ shipments: Number(countShipments.get()), events: Number(countEvents.get()) }),
-    close: async () => {
-      await closeServer(server)
-      sqlite.close()
-    }
-  }
+    sqlite,
+    tables: { shipments: "waybill_shipments", events: "waybill_events" },
+    route: (req, res) =>
+      req.method === "POST" && req.url === "/api/v1/order/json/" ? createShipments(req, res) : undefined
+  })
 }

@@ -11,20 +11,19 @@
  * is therefore the price of all of that on top of the same HTTP and SQLite work.
  */
 import { randomBytes, randomInt, randomUUID } from "node:crypto"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { dirname } from "node:path"
 import Database from "better-sqlite3"
 import { floorDocuments } from "./floorDocuments.js"
 import {
   bookingBody,
-  closeServer,
   fail,
   isPrimaryKeyClash,
   type Json,
-  listen,
   missingFields,
   readBody,
-  sendJson
+  sendJson,
+  servePlainTarget
 } from "./plainHttp.js"
 import { PRAGMA_NAMES, PRAGMAS, pragmaValue } from "./sqlite.js"
 import type { StartTarget } from "./target.js"
@@ -81,9 +80,6 @@ export const startFloor: StartTarget = async ({ dbFile, host, port }) => {
   const insertEvent = sqlite.prepare(
     `insert into floor_events (id, track_no, type, data, occurred_at) values (?, ?, ?, ?, ?)`
   )
-  const countRows = (table: string) => sqlite.prepare(`select count(*) as n from ${table}`).pluck()
-  const countShipments = countRows("floor_shipments")
-  const countEvents = countRows("floor_events")
 
   /** Inserts every shipment with its event, atomically; returns the tracking numbers. */
   const book = sqlite.transaction(
@@ -156,24 +152,16 @@ export const startFloor: StartTarget = async ({ dbFile, host, port }) => {
     "POST /api/v1/order/json/": createShipments
   }
 
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
-    const route = routes[`${req.method} ${req.url}`]
-    const answered = route === undefined ? documents(req, res) : route(req, res)
-    if (answered === undefined) return fail(res, 404, "Not found.")
-    answered.catch(() => {
-      if (!res.headersSent) fail(res, 503, "The service is temporarily unavailable.")
-      else res.destroy()
-    })
-  })
-  const url = await listen(server, host, port)
-  return {
-    url,
+  return servePlainTarget({
+    host,
+    port,
     apiKey,
     pragmas,
-    rowCounts: async () => ({ shipments: Number(countShipments.get()), events: Number(countEvents.get()) }),
-    close: async () => {
-      await closeServer(server)
-      sqlite.close()
+    sqlite,
+    tables: { shipments: "floor_shipments", events: "floor_events" },
+    route: (req, res) => {
+      const route = routes[`${req.method} ${req.url}`]
+      return route === undefined ? documents(req, res) : route(req, res)
     }
-  }
+  })
 }

@@ -2,8 +2,11 @@
  * The few helpers the hand-written targets (floor.ts, floorDocuments.ts, ceiling.ts) share:
  * node:http and nothing else, as such a server would be written.
  */
-import type { Server, IncomingMessage, ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import type Database from "better-sqlite3"
+import type { PragmaValues } from "./sqlite.js"
+import type { RunningTarget } from "./target.js"
 
 /** Waybill's default `booking.maxBodyBytes` (1 MiB); the bench body is well under 1 KiB. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -90,4 +93,45 @@ export const listen = async (server: Server, host: string, port: number): Promis
 export const closeServer = async (server: Server): Promise<void> => {
   server.closeAllConnections()
   await new Promise<void>((resolve) => server.close(() => resolve()))
+}
+
+/** What a hand-written target serves: an answer, or undefined for 404. */
+export type PlainRoute = (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined
+
+/**
+ * Serves `route` on host:port (a failed answer is a 503, or a cut connection once headers went
+ * out) and returns the running target, counting its rows in the two tables named.
+ */
+export const servePlainTarget = async (options: {
+  readonly host: string
+  readonly port: number
+  readonly apiKey: string
+  readonly pragmas: PragmaValues
+  readonly sqlite: Database.Database
+  readonly tables: { readonly shipments: string; readonly events: string }
+  readonly route: PlainRoute
+}): Promise<RunningTarget> => {
+  const { sqlite, route } = options
+  const count = (table: string) => sqlite.prepare(`select count(*) from ${table}`).pluck()
+  const countShipments = count(options.tables.shipments)
+  const countEvents = count(options.tables.events)
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+    const answered = route(req, res)
+    if (answered === undefined) return fail(res, 404, "Not found.")
+    answered.catch(() => {
+      if (!res.headersSent) fail(res, 503, "The service is temporarily unavailable.")
+      else res.destroy()
+    })
+  })
+  const url = await listen(server, options.host, options.port)
+  return {
+    url,
+    apiKey: options.apiKey,
+    pragmas: options.pragmas,
+    rowCounts: async () => ({ shipments: Number(countShipments.get()), events: Number(countEvents.get()) }),
+    close: async () => {
+      await closeServer(server)
+      sqlite.close()
+    }
+  }
 }

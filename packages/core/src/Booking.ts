@@ -170,7 +170,8 @@ export interface ShipmentPlan
   > {
   readonly service: ServiceOption
   readonly vehicle: VehicleOption
-  readonly stops: ReadonlyArray<Omit<StopRecord, "status">>
+  /** The stops as they are stored: pending, with their ETAs. */
+  readonly stops: ReadonlyArray<StopRecord>
 }
 
 interface StopDraft {
@@ -470,6 +471,7 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
       latitude: s.location.latitude,
       longitude: s.location.longitude,
       timeZone: s.location.timeZone,
+      status: "pending",
       etaAt: eta.stopEtas[i] ?? eta.estimatedDeliveryAt
     })),
     legs,
@@ -549,26 +551,6 @@ const structuralProblems = (error: ParseResult.ParseError): ReadonlyArray<string
   return [...new Set(messages)]
 }
 
-/** A planned stop, stored as pending (a literal, for the reason given in {@link book}). */
-const pendingStop = (s: ShipmentPlan["stops"][number]): StopRecord => ({
-  seq: s.seq,
-  role: s.role,
-  externalId: s.externalId,
-  name: s.name,
-  address: s.address,
-  city: s.city,
-  state: s.state,
-  zip: s.zip,
-  contactName: s.contactName,
-  phone: s.phone,
-  note: s.note,
-  latitude: s.latitude,
-  longitude: s.longitude,
-  timeZone: s.timeZone,
-  status: "pending",
-  etaAt: s.etaAt
-})
-
 /** A stored shipment and its answer element. */
 interface Booked {
   readonly record: ShipmentRecord
@@ -616,7 +598,7 @@ export const book = Effect.fnUntraced(function* (p: ShipmentPlan, principal: Pri
       jsonstrn,
       createdAt: now,
       updatedAt: now,
-      stops: p.stops.map(pendingStop),
+      stops: p.stops,
       legs: p.legs,
       pieceDetails: p.pieceDetails
     }
