@@ -476,6 +476,22 @@ const newDocument = (
 })
 
 /**
+ * Before a new file's transaction: the order must exist, the bytes must be a file type we keep,
+ * and they are stored first (a failed transaction leaves an unreferenced blob, never a row
+ * without its bytes). Answers the blob key, the sniffed type, a new document id and the time.
+ */
+const storeFile = (trackNo: string, bytes: Uint8Array) =>
+  Effect.gen(function* () {
+    yield* loadOrder(trackNo)
+    const contentType = yield* checkFile(bytes)
+    const blobs = yield* requireService(BlobStore, "BlobStore")
+    const blobKey = yield* blobs.put(bytes)
+    const id = `doc_${yield* Ulid.make}`
+    const now = yield* Clock.currentTimeMillis
+    return { blobKey, contentType, id, now }
+  })
+
+/**
  * Adds an attachment page to the current order version (a new batch unless `batch` is given)
  * and appends `document.available`, in one transaction. The bytes are stored first.
  */
@@ -488,14 +504,9 @@ export const addDocument = Effect.fn("Documents.addDocument")(function* (input: 
     return yield* new InvalidDocument({ message: `id must be 1 to ${MAX_SOURCE_ID} characters.` })
   if (input.type === "signature")
     return yield* new InvalidDocument({ message: "Signatures are added with addSignature (signature add)." })
-  yield* loadOrder(input.trackNo)
-  const contentType = yield* checkFile(input.bytes)
-  const blobs = yield* requireService(BlobStore, "BlobStore")
-  const blobKey = yield* blobs.put(input.bytes)
-  const id = `doc_${yield* Ulid.make}`
+  const { blobKey, contentType, id, now } = yield* storeFile(input.trackNo, input.bytes)
   const store = yield* DocumentStore
   const tx = yield* Transactor
-  const now = yield* Clock.currentTimeMillis
   return yield* tx.withTransaction(
     Effect.gen(function* () {
       const order = yield* loadOrder(input.trackNo)
@@ -542,14 +553,9 @@ export const addSignature = Effect.fn("Documents.addSignature")(function* (input
   const name = input.name.trim()
   if (name === "" || name.length > MAX_SOURCE_ID)
     return yield* new InvalidDocument({ message: `The recipient name must be 1 to ${MAX_SOURCE_ID} characters.` })
-  yield* loadOrder(input.trackNo)
-  const contentType = yield* checkFile(input.bytes)
-  const blobs = yield* requireService(BlobStore, "BlobStore")
-  const blobKey = yield* blobs.put(input.bytes)
-  const id = `doc_${yield* Ulid.make}`
+  const { blobKey, contentType, id, now } = yield* storeFile(input.trackNo, input.bytes)
   const store = yield* DocumentStore
   const tx = yield* Transactor
-  const now = yield* Clock.currentTimeMillis
   return yield* tx.withTransaction(
     Effect.gen(function* () {
       const order = yield* loadOrder(input.trackNo)
