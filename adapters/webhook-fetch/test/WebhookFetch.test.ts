@@ -5,7 +5,7 @@ import * as Redacted from "effect/Redacted"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { KeyRing, type SecretPurpose, Ssrf, WebhookSignature, type WebhookResponse } from "@waybill/core"
 import { WebhookFetch } from "../src/index.js"
-import { certificate, receiver } from "./receiver.js"
+import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 
 const allowLoopback = Option.getOrThrow(Ssrf.parseAllowList("127.0.0.1,::1"))
 

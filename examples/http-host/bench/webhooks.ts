@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Accounts, Entropy, EventOutbox, Transactor, Webhooks } from "@waybill/core"
 import { StorageKysely } from "@waybill/storage-kysely"
-import { generate } from "selfsigned"
+import { certificate } from "@waybill/testkit/webhook-receiver"
 import { openDatabase, waybillLayer } from "../src/host.js"
 import { keyRingLayer, loadMasterSecret } from "../src/secrets.js"
 import { allowList, transportLayer } from "../src/webhooks.js"
@@ -31,11 +31,8 @@ const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`
 
 const main = async () => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-bench-webhooks-"))
-  const pems = await generate([{ name: "commonName", value: "127.0.0.1" }], {
-    keySize: 2048,
-    algorithm: "sha256",
-    extensions: [{ name: "subjectAltName", altNames: [{ type: 7, ip: "127.0.0.1" }] }]
-  } as Parameters<typeof generate>[1])
+  // The tests' self-signed certificate (valid for 127.0.0.1); a counting receiver of its own.
+  const pems = await Effect.runPromise(certificate)
   let received = 0
   const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
     req.resume()

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { Webhook as StandardWebhook } from "standardwebhooks"
-import { certificate, receiver } from "./webhookReceiver.js"
+import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 
 const run = promisify(execFile)
 const hostDir = resolve(import.meta.dirname, "..")

@@ -14,7 +14,7 @@ import * as Scope from "effect/Scope"
 import { Accounts, EventOutbox, Webhooks } from "@waybill/core"
 import { openDatabase, waybillLayer } from "../src/host.js"
 import { allowList } from "../src/webhooks.js"
-import { certificate, receiver } from "./webhookReceiver.js"
+import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 
 const hostDir = resolve(import.meta.dirname, "..")
 

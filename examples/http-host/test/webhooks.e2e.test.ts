@@ -12,7 +12,7 @@ import { Webhook as StandardWebhook } from "standardwebhooks"
 import { Operations, Webhooks } from "@waybill/core"
 import { allowList } from "../src/webhooks.js"
 import { bookOne, ops, startHost, type TestHost } from "./harness.js"
-import { certificate, type Received, receiver } from "./webhookReceiver.js"
+import { certificate, type Received, receiver } from "@waybill/testkit/webhook-receiver"
 
 const waitFor = async <A>(what: string, probe: () => A | undefined, deadlineMs = 30_000): Promise<A> => {
   const until = Date.now() + deadlineMs
