@@ -1,5 +1,5 @@
 /**
- * A real HTTPS receiver on loopback with a self-signed certificate (for `127.0.0.1`, `::1` and
+ * A real HTTPS receiver on loopback with a self-signed certificate (for `127.0.0.1` and
  * the test-only name `receiver.test`), for transport and interop tests of webhook delivery
  * (`@waybill/webhook-fetch`'s own tests and the example host's end-to-end tests). Imported as
  * `@waybill/testkit/webhook-receiver`, apart from the main entry, because it needs Node.
