@@ -39,29 +39,27 @@ const make = (): Lock => {
         if (i >= 0) waiters.splice(i, 1)
       })
     })
+  /** Takes the lock if it is free. */
+  const tryTake = (): boolean => {
+    if (locked) return false
+    locked = true
+    return true
+  }
   const take = (urgent: boolean): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      if (!locked) {
-        locked = true
-        return Effect.void
-      }
-      return Effect.flatMap(sleep(urgent), () => take(true))
-    })
-  const acquire = Effect.suspend(() => {
-    if (!locked) {
-      locked = true
-      return Effect.void
-    }
-    // Woken but interrupted before taking the lock: pass the wake-up on, or a free lock could
-    // leave the next waiter asleep.
-    return Effect.onInterrupt(
-      Effect.flatMap(sleep(false), () => take(true)),
-      () =>
-        Effect.sync(() => {
-          if (!locked) wakeNext()
-        })
-    )
-  })
+    Effect.suspend(() => (tryTake() ? Effect.void : Effect.flatMap(sleep(urgent), () => take(true))))
+  const acquire = Effect.suspend(() =>
+    tryTake()
+      ? Effect.void
+      : // Woken but interrupted before taking the lock: pass the wake-up on, or a free lock could
+        // leave the next waiter asleep.
+        Effect.onInterrupt(
+          Effect.flatMap(sleep(false), () => take(true)),
+          () =>
+            Effect.sync(() => {
+              if (!locked) wakeNext()
+            })
+        )
+  )
   return {
     get locked() {
       return locked
