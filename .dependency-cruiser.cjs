@@ -87,6 +87,75 @@ module.exports = {
         "(through the package entry, not core's internals).",
       from: { path: "^packages/http/src/" },
       to: { pathNot: ["^packages/http/", "^packages/core/src/index\\.ts$", effect] }
+    },
+    {
+      name: "core-folders-through-index",
+      severity: "error",
+      comment:
+        "Core is grouped by capability (shared, access, geo, shipments, booking, documents, " +
+        "provisioning, webhooks). A folder reaches another only through that folder's index.ts, " +
+        "so each capability decides what it exposes.",
+      from: { path: "^packages/core/src/([^/]+)/" },
+      to: {
+        path: "^packages/core/src/[^/]+/",
+        pathNot: ["^packages/core/src/$1/", "^packages/core/src/[^/]+/index\\.ts$"]
+      }
+    },
+    {
+      name: "core-floor-shared",
+      severity: "error",
+      comment:
+        "Core's floors, bottom up: shared -> access, geo -> shipments -> booking, documents, provisioning -> webhooks. `shared/` may use only the floors below it.",
+      from: { path: "^packages/core/src/shared/" },
+      to: { path: "^packages/core/src/(access|geo|shipments|booking|documents|provisioning|webhooks)/" }
+    },
+    {
+      name: "core-floor-access",
+      severity: "error",
+      comment:
+        "Core's floors, bottom up: shared -> access, geo -> shipments -> booking, documents, provisioning -> webhooks. `access/` may use only the floors below it.",
+      from: { path: "^packages/core/src/access/" },
+      to: { path: "^packages/core/src/(geo|shipments|booking|documents|provisioning|webhooks)/" }
+    },
+    {
+      name: "core-floor-geo",
+      severity: "error",
+      comment:
+        "Core's floors, bottom up: shared -> access, geo -> shipments -> booking, documents, provisioning -> webhooks. `geo/` may use only the floors below it.",
+      from: { path: "^packages/core/src/geo/" },
+      to: { path: "^packages/core/src/(access|shipments|booking|documents|provisioning|webhooks)/" }
+    },
+    {
+      name: "core-floor-shipments",
+      severity: "error",
+      comment:
+        "Core's floors, bottom up: shared -> access, geo -> shipments -> booking, documents, provisioning -> webhooks. `shipments/` may use only the floors below it.",
+      from: { path: "^packages/core/src/shipments/" },
+      to: { path: "^packages/core/src/(booking|documents|provisioning|webhooks)/" }
+    },
+    {
+      name: "core-floor-booking",
+      severity: "error",
+      comment:
+        "Core's floors, bottom up: shared -> access, geo -> shipments -> booking, documents, provisioning -> webhooks. `booking/` may use only the floors below it.",
+      from: { path: "^packages/core/src/booking/" },
+      to: { path: "^packages/core/src/(documents|provisioning|webhooks)/" }
+    },
+    {
+      name: "core-floor-documents",
+      severity: "error",
+      comment:
+        "Core's floors, bottom up: shared -> access, geo -> shipments -> booking, documents, provisioning -> webhooks. `documents/` may use only the floors below it.",
+      from: { path: "^packages/core/src/documents/" },
+      to: { path: "^packages/core/src/(booking|provisioning|webhooks)/" }
+    },
+    {
+      name: "core-floor-provisioning",
+      severity: "error",
+      comment:
+        "Core's floors, bottom up: shared -> access, geo -> shipments -> booking, documents, provisioning -> webhooks. `provisioning/` may use only the floors below it.",
+      from: { path: "^packages/core/src/provisioning/" },
+      to: { path: "^packages/core/src/(booking|documents|webhooks)/" }
     }
   ],
 

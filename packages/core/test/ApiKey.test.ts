@@ -4,9 +4,9 @@ import * as fc from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as ApiKey from "../src/ApiKey.js"
-import { Entropy } from "../src/Entropy.js"
-import { KeyRing } from "../src/KeyRing.js"
+import * as ApiKey from "../src/access/ApiKey.js"
+import { Entropy } from "../src/shared/Entropy.js"
+import { KeyRing } from "../src/shared/KeyRing.js"
 
 const ring = (byte: number) =>
   KeyRing.fromSecrets({

@@ -3,12 +3,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type { AccountRecord, ApiKeyRecord } from "../src/Account.js"
-import { AccountStore, type AccountStoreShape } from "../src/AccountStore.js"
-import * as ApiKey from "../src/ApiKey.js"
-import * as Credentials from "../src/Credentials.js"
-import { Entropy } from "../src/Entropy.js"
-import { KeyRing, type KeySecret } from "../src/KeyRing.js"
+import type { AccountRecord, ApiKeyRecord } from "../src/access/Account.js"
+import { AccountStore, type AccountStoreShape } from "../src/access/AccountStore.js"
+import * as ApiKey from "../src/access/ApiKey.js"
+import * as Credentials from "../src/access/Credentials.js"
+import { Entropy } from "../src/shared/Entropy.js"
+import { KeyRing, type KeySecret } from "../src/shared/KeyRing.js"
 
 const secret = (id: string, byte: number): KeySecret => ({ id, material: Redacted.make(new Uint8Array(32).fill(byte)) })
 const ring = (...apiKey: Array<KeySecret>) =>

@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import * as Schema from "effect/Schema"
-import * as Booking from "../src/Booking.js"
-import { defaults } from "../src/Config.js"
-import type { ZipLocation } from "../src/Geo.js"
-import { formatInZone, fromLocal, toLocal } from "../src/LocalTime.js"
+import * as Booking from "../src/booking/Booking.js"
+import { defaults } from "../src/shared/Config.js"
+import type { ZipLocation } from "../src/geo/Geo.js"
+import { formatInZone, fromLocal, toLocal } from "../src/geo/LocalTime.js"
 
 const Z = (
   zip: string,
@@ -271,9 +271,9 @@ const principal = {
 describe("Booking.createShipments structural messages", () => {
   it("names the field once, with what it must be", async () => {
     const { Effect, Layer, Option, Redacted } = await import("effect")
-    const { AccountStore } = await import("../src/AccountStore.js")
-    const { WaybillConfig } = await import("../src/Config.js")
-    const { Geo } = await import("../src/Geo.js")
+    const { AccountStore } = await import("../src/access/AccountStore.js")
+    const { WaybillConfig } = await import("../src/shared/Config.js")
+    const { Geo } = await import("../src/geo/Geo.js")
     const layer = Layer.mergeAll(
       WaybillConfig.layer(),
       Layer.succeed(Geo, { lookup: (z: string) => Effect.succeed(Option.fromNullable(zips.get(z))) }),
@@ -300,11 +300,11 @@ describe("Booking.book tracking-number collisions", () => {
   /** Books one plan over a store that refuses the first `taken` numbers it is offered. */
   const bookWith = async (taken: number) => {
     const { Effect, Layer } = await import("effect")
-    const { ShipmentStore } = await import("../src/ShipmentStore.js")
-    const { EventOutbox } = await import("../src/EventOutbox.js")
-    const { Transactor } = await import("../src/Transactor.js")
-    const { DuplicateKey } = await import("../src/Errors.js")
-    const { Entropy } = await import("../src/Entropy.js")
+    const { ShipmentStore } = await import("../src/shipments/ShipmentStore.js")
+    const { EventOutbox } = await import("../src/shipments/EventOutbox.js")
+    const { Transactor } = await import("../src/shared/Transactor.js")
+    const { DuplicateKey } = await import("../src/shared/Errors.js")
+    const { Entropy } = await import("../src/shared/Entropy.js")
     const offered: Array<string> = []
     let counter = 0
     const layer = Layer.mergeAll(

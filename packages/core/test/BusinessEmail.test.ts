@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import * as BusinessEmail from "../src/BusinessEmail.js"
-import * as PasswordPolicy from "../src/PasswordPolicy.js"
+import * as BusinessEmail from "../src/provisioning/BusinessEmail.js"
+import * as PasswordPolicy from "../src/provisioning/PasswordPolicy.js"
 
 describe("BusinessEmail", () => {
   it.each([

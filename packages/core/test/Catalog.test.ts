@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
 import * as Option from "effect/Option"
-import { canCarry, capacityProblem, normalizeName, resolveService, resolveVehicle } from "../src/Catalog.js"
-import { defaults, type ServiceOption, type VehicleOption } from "../src/Config.js"
+import { canCarry, capacityProblem, normalizeName, resolveService, resolveVehicle } from "../src/booking/Catalog.js"
+import { defaults, type ServiceOption, type VehicleOption } from "../src/shared/Config.js"
 
 const { services, vehicles } = defaults
 const code = <A extends { readonly code: string }>(o: Option.Option<A>): string | undefined =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
 import * as Option from "effect/Option"
-import * as ClientIp from "../src/ClientIp.js"
+import * as ClientIp from "../src/access/ClientIp.js"
 
 const fmt = (s: string) => Option.map(ClientIp.parse(s), ClientIp.format)
 const cidrs = (...xs: Array<string>) => xs.map((x) => Option.getOrThrow(ClientIp.parseCidr(x)))

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
 import * as Redacted from "effect/Redacted"
-import * as Credentials from "../src/Credentials.js"
-import { constantTimeEqual } from "../src/internal/bytes.js"
+import * as Credentials from "../src/access/Credentials.js"
+import { constantTimeEqual } from "../src/shared/internal/bytes.js"
 
 const tokenOf = (r: Credentials.Resolution) =>
   r._tag === "Found" ? [Redacted.value(r.token), r.source] : r._tag === "Invalid" ? ["invalid", r.reason] : ["none"]

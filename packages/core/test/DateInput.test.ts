@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import { defaults } from "../src/Config.js"
-import { type DateInputContext, DateInputMessages, parseDateInput } from "../src/DateInput.js"
-import { formatInZone } from "../src/LocalTime.js"
+import { defaults } from "../src/shared/Config.js"
+import { type DateInputContext, DateInputMessages, parseDateInput } from "../src/booking/DateInput.js"
+import { formatInZone } from "../src/geo/LocalTime.js"
 
 const utc = (iso: string): number => {
   const ms = Date.parse(iso)

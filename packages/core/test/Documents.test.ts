@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import { defaults } from "../src/Config.js"
-import { type DocumentRecord, latestSignature, sniffContentType, visible } from "../src/Document.js"
-import { type LookupParams, parseLookup, parseRotation } from "../src/Documents.js"
+import { defaults } from "../src/shared/Config.js"
+import { type DocumentRecord, latestSignature, sniffContentType, visible } from "../src/documents/Document.js"
+import { type LookupParams, parseLookup, parseRotation } from "../src/documents/Documents.js"
 
 const limits = defaults.documents
 const none: LookupParams = { control_no: [], search_field: [], search_value: [], id: [] }

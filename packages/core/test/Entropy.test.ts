@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Entropy } from "../src/Entropy.js"
+import { Entropy } from "../src/shared/Entropy.js"
 
 describe("Entropy.webCrypto", () => {
   it.effect("hands out every pooled byte once, across refills and for any size", () =>

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import { defaults, type ServiceOption, type VehicleOption } from "../src/Config.js"
-import { estimate, type EtaInput, type EtaResult } from "../src/Eta.js"
-import { abbreviation, formatInZone, formatLocal, fromLocal, isBusinessDay, toLocal } from "../src/LocalTime.js"
+import { defaults, type ServiceOption, type VehicleOption } from "../src/shared/Config.js"
+import { estimate, type EtaInput, type EtaResult } from "../src/booking/Eta.js"
+import { abbreviation, formatInZone, formatLocal, fromLocal, isBusinessDay, toLocal } from "../src/geo/LocalTime.js"
 
 const chicago = "America/Chicago"
 const denver = "America/Denver"

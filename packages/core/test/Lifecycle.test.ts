@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import * as Schema from "effect/Schema"
-import type { EventType } from "../src/Event.js"
-import * as L from "../src/Lifecycle.js"
-import type { ShipmentState, StopStatus } from "../src/Shipment.js"
+import type { EventType } from "../src/shipments/Event.js"
+import * as L from "../src/shipments/Lifecycle.js"
+import type { ShipmentState, StopStatus } from "../src/shipments/Shipment.js"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

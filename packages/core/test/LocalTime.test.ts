@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import { defaults } from "../src/Config.js"
+import { defaults } from "../src/shared/Config.js"
 import {
   abbreviation,
   addDays,
@@ -17,7 +17,7 @@ import {
   rollToBusinessHours,
   startOfDay,
   toLocal
-} from "../src/LocalTime.js"
+} from "../src/geo/LocalTime.js"
 
 const hours = defaults.businessHours
 const utc = (iso: string): number => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import type { RateCard } from "../src/Account.js"
-import * as Booking from "../src/Booking.js"
-import { defaults } from "../src/Config.js"
-import type { ZipLocation } from "../src/Geo.js"
-import { formatInZone } from "../src/LocalTime.js"
-import * as Quote from "../src/Quote.js"
+import type { RateCard } from "../src/access/Account.js"
+import * as Booking from "../src/booking/Booking.js"
+import { defaults } from "../src/shared/Config.js"
+import type { ZipLocation } from "../src/geo/Geo.js"
+import { formatInZone } from "../src/geo/LocalTime.js"
+import * as Quote from "../src/booking/Quote.js"
 
 const Z = (zip: string, city: string, state: string, latitude: number, longitude: number, timeZone: string) =>
   [zip, { zip, city, state, latitude, longitude, timeZone }] as [string, ZipLocation]

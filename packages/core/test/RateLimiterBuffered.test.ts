@@ -7,9 +7,9 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
-import { StorageError } from "../src/Errors.js"
-import * as RateLimits from "../src/RateLimiter.js"
-import { RateLimiter, type RateLimiterShape } from "../src/RateLimiter.js"
+import { StorageError } from "../src/shared/Errors.js"
+import * as RateLimits from "../src/access/RateLimiter.js"
+import { RateLimiter, type RateLimiterShape } from "../src/access/RateLimiter.js"
 
 const MINUTE = 60_000
 

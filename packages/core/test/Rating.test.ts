@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import type { RateCard } from "../src/Account.js"
-import { defaults, type ServiceOption, type VehicleOption, type VehicleRates } from "../src/Config.js"
-import { effectiveRates, listRate, rate, type RateInput } from "../src/Rating.js"
-import type { ChargeBreakdown } from "../src/Shipment.js"
+import type { RateCard } from "../src/access/Account.js"
+import { defaults, type ServiceOption, type VehicleOption, type VehicleRates } from "../src/shared/Config.js"
+import { effectiveRates, listRate, rate, type RateInput } from "../src/booking/Rating.js"
+import type { ChargeBreakdown } from "../src/shipments/Shipment.js"
 
 const vehicle = (code: string): VehicleOption => defaults.vehicles.find((v) => v.code === code)!
 const service = (code: string): ServiceOption => defaults.services.find((s) => s.code === code)!

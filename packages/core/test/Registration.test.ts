@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import { provisioningDefaults as limits } from "../src/Config.js"
-import * as R from "../src/Registration.js"
+import { provisioningDefaults as limits } from "../src/shared/Config.js"
+import * as R from "../src/provisioning/Registration.js"
 
 const T0 = 1_800_000_000_000
 const GOOD = "good-code"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import { type GeoPoint, haversineMiles, legsBetween, roadMiles, totalMiles } from "../src/Route.js"
+import { type GeoPoint, haversineMiles, legsBetween, roadMiles, totalMiles } from "../src/geo/Route.js"
 
 const chicago: GeoPoint = { latitude: 41.8781, longitude: -87.6298 }
 const newYork: GeoPoint = { latitude: 40.7128, longitude: -74.006 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import { flag, maxWeightLb, phone, pieces, requiredText, text, weight, zip } from "../src/Sanitize.js"
+import { flag, maxWeightLb, phone, pieces, requiredText, text, weight, zip } from "../src/booking/Sanitize.js"
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 

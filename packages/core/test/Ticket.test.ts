@@ -4,9 +4,9 @@ import * as fc from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Entropy } from "../src/Entropy.js"
-import { KeyRing, type KeySecret, type SecretPurpose } from "../src/KeyRing.js"
-import * as Ticket from "../src/Ticket.js"
+import { Entropy } from "../src/shared/Entropy.js"
+import { KeyRing, type KeySecret, type SecretPurpose } from "../src/shared/KeyRing.js"
+import * as Ticket from "../src/documents/Ticket.js"
 
 const secret = (id: string, fill: number): KeySecret => ({
   id,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
-import type { DomainEvent, EventType } from "../src/Event.js"
-import type { ZipLocation } from "../src/Geo.js"
-import type { ShipmentRecord, StopRecord } from "../src/Shipment.js"
-import * as Track from "../src/Track.js"
+import type { DomainEvent, EventType } from "../src/shipments/Event.js"
+import type { ZipLocation } from "../src/geo/Geo.js"
+import type { ShipmentRecord, StopRecord } from "../src/shipments/Shipment.js"
+import * as Track from "../src/shipments/Track.js"
 
 const NOW = Date.UTC(2026, 10, 17, 16, 0, 0)
 

@@ -1,0 +1,151 @@
+/**
+ * @module Admission
+ *
+ * Whether a request may go on once its credential is known: the account's IP allowlist, then the
+ * per-key request limit (keyed requests) or the per-address limit (quote and track without a
+ * key). Every keyed endpoint calls {@link admitKey} right after authentication, so an allowlist
+ * or a limit can never be forgotten by one route and kept by another.
+ *
+ * The outcome of the last limit checked is kept in {@link currentUsage}, a fiber-local slot the
+ * HTTP handler reads to write `RateLimit-Policy` / `RateLimit` headers on the answer, whatever
+ * the route then answers (success, 400, 409, or the 429 itself). Programs run without HTTP
+ * (the CLI, tests) simply never read it.
+ */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { AccountRecord, Principal } from "./Account.js"
+import * as ClientIp from "./ClientIp.js"
+import { type RateLimitRule, WaybillConfig } from "../shared/index.js"
+import * as Credentials from "./Credentials.js"
+import { RateLimiter } from "./RateLimiter.js"
+
+/** The client address is outside the account's IP allowlist (or unknown while one is set). */
+export class IpNotAllowed extends Schema.TaggedError<IpNotAllowed>()("IpNotAllowed", {
+  customerNo: Schema.String
+}) {}
+
+/** Over a request limit; `retryAfterSeconds` is when the window ends. */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  policy: Schema.Literal("key", "ip"),
+  limit: Schema.Number,
+  windowSeconds: Schema.Number,
+  retryAfterSeconds: Schema.Number
+}) {}
+
+/** Which limit applied: per API key, or per client address (requests without a key). */
+export type Policy = "key" | "ip"
+
+/** A limit and where the caller stands against it, as the RateLimit headers report it. */
+export interface Usage {
+  readonly policy: Policy
+  readonly limit: number
+  readonly windowSeconds: number
+  readonly remaining: number
+  /** Seconds until the window ends (at least 1). */
+  readonly resetSeconds: number
+}
+
+/** The usage of the last limit this fiber checked; none before any check. */
+export const currentUsage: FiberRef.FiberRef<Option.Option<Usage>> = FiberRef.unsafeMake<Option.Option<Usage>>(
+  Option.none()
+)
+
+/**
+ * Whether the account accepts requests from `client`. An empty allowlist accepts everyone. With
+ * entries, only addresses inside one of them pass; an unknown address, or entries that do not
+ * parse as CIDRs, never match (fail closed: an allowlist is a security setting).
+ */
+export const allowlisted = (
+  account: Pick<AccountRecord, "ipAllowlist">,
+  client: Option.Option<ClientIp.Address>
+): boolean => {
+  if (account.ipAllowlist.length === 0) return true
+  if (Option.isNone(client)) return false
+  return account.ipAllowlist.some((entry) =>
+    Option.match(ClientIp.parseCidr(entry), {
+      onNone: () => false,
+      onSome: (cidr) => ClientIp.contains(cidr, client.value)
+    })
+  )
+}
+
+const KEY_BUCKET = "key:"
+const IP_BUCKET = "ip:"
+
+/**
+ * Whether a counter key is one of the request limits counted here (per key, per client
+ * address), as opposed to abuse or provisioning counters: the ones a host may count in memory
+ * (`RateLimits.buffered` with `select: Admission.isRequestBucket`), since a request limit
+ * tolerates being a flush interval stale across hosts.
+ */
+export const isRequestBucket = (key: string): boolean => key.startsWith(KEY_BUCKET) || key.startsWith(IP_BUCKET)
+
+const limit = (policy: Policy, bucket: string, rule: RateLimitRule) =>
+  Effect.gen(function* () {
+    const limiter = yield* RateLimiter
+    const quota = yield* limiter.hit(bucket, rule.requests, rule.windowSeconds * 1000)
+    const resetSeconds = Math.max(1, Math.ceil(quota.resetMs / 1000))
+    yield* FiberRef.set(
+      currentUsage,
+      Option.some({
+        policy,
+        limit: quota.limit,
+        windowSeconds: rule.windowSeconds,
+        remaining: quota.remaining,
+        resetSeconds
+      })
+    )
+    if (!quota.allowed) {
+      return yield* new RateLimited({
+        policy,
+        limit: quota.limit,
+        windowSeconds: rule.windowSeconds,
+        retryAfterSeconds: resetSeconds
+      })
+    }
+  })
+
+/**
+ * Admits an authenticated request: the account's IP allowlist, then the per-key limit
+ * (`limits.perKey`; a live and a test key count apart). Untraced: it runs on every booking.
+ */
+export const admitKey = Effect.fnUntraced(function* (principal: Principal, client: Option.Option<ClientIp.Address>) {
+  if (!allowlisted(principal.account, client)) {
+    return yield* new IpNotAllowed({ customerNo: principal.account.customerNo })
+  }
+  const config = yield* WaybillConfig
+  yield* limit("key", `${KEY_BUCKET}${principal.key.id}`, config.limits.perKey)
+})
+
+/**
+ * Admits a request without a key (quote, track) by its client address (`limits.perClient`,
+ * IPv6 by /64). A request whose address is unknown (a host that passes none) is not limited.
+ */
+export const admitClient = Effect.fnUntraced(function* (client: Option.Option<ClientIp.Address>) {
+  if (Option.isNone(client)) return
+  const config = yield* WaybillConfig
+  yield* limit("ip", `${IP_BUCKET}${ClientIp.blockKey(client.value)}`, config.limits.perClient)
+})
+
+/**
+ * For endpoints where the key is optional (quote, track: interface 5): no key at all is an
+ * anonymous request, limited by address; a key (query `key` or an Authorization header, which
+ * alone decides) must authenticate and is admitted with {@link admitKey}. An invalid key never
+ * falls back to anonymous: it is `InvalidCredential`.
+ */
+export const admitOptionalKey = Effect.fnUntraced(function* (input: {
+  readonly client: Option.Option<ClientIp.Address>
+  readonly authorization: string | null
+  readonly key: ReadonlyArray<string>
+}) {
+  const resolution = Credentials.resolve(input.authorization, [{ source: "query.key", values: input.key }])
+  if (resolution._tag === "None") {
+    yield* admitClient(input.client)
+    return Option.none<Principal>()
+  }
+  const principal = yield* Credentials.authenticate(resolution)
+  yield* admitKey(principal, input.client)
+  return Option.some(principal)
+})

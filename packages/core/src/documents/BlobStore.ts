@@ -1,0 +1,30 @@
+/**
+ * @module BlobStore
+ *
+ * The bytes of documents, kept apart from the database so large files never pass through it.
+ * Keys are chosen by the store (`put` returns one) and are opaque to core; a store may be
+ * content-addressed, so equal bytes may share a key.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { StorageError } from "../shared/index.js"
+
+/** An open blob: its length, and a stream that must be consumed or cancelled. */
+export interface OpenBlob {
+  readonly size: number
+  readonly stream: ReadableStream<Uint8Array>
+}
+
+export interface BlobStoreShape {
+  /** Stores the bytes durably (all or nothing) and returns their key. */
+  readonly put: (bytes: Uint8Array) => Effect.Effect<string, StorageError>
+  /** The blob's length, or none when it is missing. */
+  readonly stat: (key: string) => Effect.Effect<Option.Option<number>, StorageError>
+  /** Opens the blob for streaming, or none when it is missing. */
+  readonly open: (key: string) => Effect.Effect<Option.Option<OpenBlob>, StorageError>
+  /** The whole blob in memory (for transforms), or none when it is missing. */
+  readonly read: (key: string) => Effect.Effect<Option.Option<Uint8Array>, StorageError>
+}
+
+export class BlobStore extends Context.Tag("@waybill/core/BlobStore")<BlobStore, BlobStoreShape>() {}

@@ -1,0 +1,60 @@
+/**
+ * @module DocumentStore
+ *
+ * Order versions, invoice numbers and documents (attachment batches, pages, signatures,
+ * visibility, document versions). The bytes live in the `BlobStore`; this port keeps what they
+ * are and who may see them. Orders are the shipments of `ShipmentStore`: an order without a
+ * stored state is at version 1 with no invoice number.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { DocumentRecord, OrderRecord } from "./Document.js"
+import type { StorageError, VersionConflict } from "../shared/index.js"
+
+/** Which order field a lookup compares its values with; `any` is the legacy `id` (all three). */
+export type LookupField = "control_no" | "customer_reference" | "invoice_no" | "any"
+
+export interface OrderQuery {
+  readonly field: LookupField
+  /** Exact values (already split, trimmed and deduplicated). */
+  readonly values: ReadonlyArray<string>
+  /** Only orders of these customers are found (the credential's readable accounts). */
+  readonly customers: ReadonlyArray<string>
+  /** Return at most this many orders (callers ask one more than they accept to detect overflow). */
+  readonly limit: number
+}
+
+export interface DocumentStoreShape {
+  /** Orders of `customers` whose field equals one of `values`, at most `limit`, by tracking number. */
+  readonly findOrders: (query: OrderQuery) => Effect.Effect<ReadonlyArray<OrderRecord>, StorageError>
+  /** One order by tracking number, whoever owns it (operator use and download re-checks). */
+  readonly findOrder: (trackNo: string) => Effect.Effect<Option.Option<OrderRecord>, StorageError>
+  /**
+   * Per order: the attachments of its current version and every signature, hidden and removed
+   * ones included (what customers may see is core's rule, `Document.visible`).
+   */
+  readonly listCurrent: (trackNos: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<DocumentRecord>, StorageError>
+  /** Every document of an order, every version, for operators. */
+  readonly listAll: (trackNo: string) => Effect.Effect<ReadonlyArray<DocumentRecord>, StorageError>
+  readonly findDocument: (id: string) => Effect.Effect<Option.Option<DocumentRecord>, StorageError>
+  readonly insertDocument: (document: DocumentRecord) => Effect.Effect<void, StorageError>
+  /**
+   * Writes `document` (same id) if the stored version is still `expectedVersion`; otherwise
+   * `VersionConflict` and nothing changes.
+   */
+  readonly updateDocument: (
+    document: DocumentRecord,
+    expectedVersion: number
+  ) => Effect.Effect<void, VersionConflict | StorageError>
+  /** Moves the order to `version` if it is still at `expectedVersion` (VersionConflict otherwise). */
+  readonly setOrderVersion: (
+    trackNo: string,
+    expectedVersion: number,
+    version: number
+  ) => Effect.Effect<void, VersionConflict | StorageError>
+  /** Stores the order's invoice number ("" clears it). */
+  readonly setInvoice: (trackNo: string, invoice: string) => Effect.Effect<void, StorageError>
+}
+
+export class DocumentStore extends Context.Tag("@waybill/core/DocumentStore")<DocumentStore, DocumentStoreShape>() {}

@@ -1,0 +1,691 @@
+/**
+ * @module Documents
+ *
+ * Order documents (interface 2.4, 4.2, 4.3, 7.2, 7.3, 8): the metadata lookup that issues
+ * download tickets, the download that re-checks everything a ticket was issued on, and the
+ * operator programs that add, hide, unhide, remove and replace documents, add signatures, start
+ * a new order version and set the invoice number. One program each serves the library, the
+ * `/ops/v1` API and the CLI.
+ *
+ * Lookups see only orders of accounts the credential may read (its own and linked accounts);
+ * an unknown order and another customer's give the same `NoRecordsFound`, so tracking numbers,
+ * references and invoice numbers cannot be probed.
+ */
+import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { Principal, ClientIp } from "../access/index.js"
+import { AccountStore, Credentials, IpBlocklist as IpBlocks, Abuse, Admission } from "../access/index.js"
+import { BlobStore, type OpenBlob } from "./BlobStore.js"
+import { WaybillConfig, type DocumentLimits, Entropy, Transactor, Ulid } from "../shared/index.js"
+import {
+  type ContentType,
+  type DocumentKind,
+  type DocumentRecord,
+  isImage,
+  type OrderRecord,
+  type Rotation,
+  ROTATIONS,
+  sniffContentType,
+  visible
+} from "./Document.js"
+import { DocumentStore, type LookupField } from "./DocumentStore.js"
+import { EventOutbox, ShipmentNotFound } from "../shipments/index.js"
+import { ImageTransform } from "./ImageTransform.js"
+import type { KeyRing } from "../shared/index.js"
+import * as Ticket from "./Ticket.js"
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** The lookup is missing, malformed or over a limit (HTTP 400 with this message). */
+export class InvalidLookup extends Schema.TaggedError<InvalidLookup>()("InvalidLookup", {
+  message: Schema.String
+}) {}
+
+/** No authorized order matched: the same answer for unknown and for other customers' orders. */
+export class NoRecordsFound extends Schema.TaggedError<NoRecordsFound>()("NoRecordsFound", {}) {}
+
+/** The ticket is malformed, forged, expired, or its key is no longer the one it was issued to (403). */
+export class TicketRejected extends Schema.TaggedError<TicketRejected>()("TicketRejected", {
+  reason: Schema.Literal("invalid", "expired", "key")
+}) {}
+
+/** The document is gone for this credential: hidden, removed, replaced, not current, or not owned (404). */
+export class DocumentUnavailable extends Schema.TaggedError<DocumentUnavailable>()("DocumentUnavailable", {
+  reason: Schema.Literal("missing", "owner", "not-current", "file-missing")
+}) {}
+
+/** The host provided no `BlobStore` (or no `ImageTransform` for a rotated image). */
+export class DocumentsNotConfigured extends Schema.TaggedError<DocumentsNotConfigured>()("DocumentsNotConfigured", {
+  message: Schema.String
+}) {}
+
+/** No document has this id (operators). */
+export class DocumentNotFound extends Schema.TaggedError<DocumentNotFound>()("DocumentNotFound", {
+  id: Schema.String
+}) {}
+
+/** An operator's document input is unusable (format, type, rotation, batch, size). */
+export class InvalidDocument extends Schema.TaggedError<InvalidDocument>()("InvalidDocument", {
+  message: Schema.String
+}) {}
+
+// ---------------------------------------------------------------------------------------------
+// Lookup parameters (pure)
+
+/** Every value of each lookup parameter as received (form and query together). */
+export interface LookupParams {
+  readonly control_no: ReadonlyArray<string>
+  readonly search_field: ReadonlyArray<string>
+  readonly search_value: ReadonlyArray<string>
+  readonly id: ReadonlyArray<string>
+}
+
+/** A lookup ready for the store: which field, which exact values (in request order, distinct). */
+export interface Lookup {
+  readonly field: LookupField
+  readonly values: ReadonlyArray<string>
+}
+
+const SEARCH_FIELDS = ["control_no", "customer_reference", "invoice_no"] as const
+
+/**
+ * Applies the interface's lookup rules: precedence search_value, then id, then control_no; a
+ * comma always separates values (never part of one); limits on values, characters and
+ * reference length. Empty parameters count as absent; a parameter given twice is refused.
+ */
+export const parseLookup = (params: LookupParams, limits: DocumentLimits): Either.Either<Lookup, InvalidLookup> => {
+  const bad = (message: string) => Either.left(new InvalidLookup({ message }))
+  const one: Partial<Record<keyof LookupParams, string>> = {}
+  for (const name of ["search_value", "id", "control_no", "search_field"] as const) {
+    const present = params[name].filter((v) => v !== "")
+    if (present.length > 1) return bad(`The parameter ${name} was given more than once.`)
+    if (present.length === 1) one[name] = present[0]!
+  }
+  let field: LookupField | undefined
+  if (one.search_field !== undefined) {
+    const f = SEARCH_FIELDS.find((s) => s === one.search_field)
+    if (f === undefined) return bad(`search_field must be one of ${SEARCH_FIELDS.join(", ")}.`)
+    field = f
+  }
+  let raw: string
+  if (one.search_value !== undefined) {
+    if (field === undefined) return bad(`search_field is required with search_value (${SEARCH_FIELDS.join(", ")}).`)
+    raw = one.search_value
+  } else if (one.id !== undefined) {
+    raw = one.id
+    field ??= "any"
+  } else if (one.control_no !== undefined) {
+    raw = one.control_no
+    field = "control_no"
+  } else {
+    return bad("A lookup is required: control_no, search_field with search_value, or id.")
+  }
+  if (raw.length > limits.maxSearchChars) return bad(`The lookup is longer than ${limits.maxSearchChars} characters.`)
+  const values = raw
+    .split(",")
+    .map((v) => v.trim())
+    .filter((v) => v !== "")
+  if (values.length === 0) return bad("A lookup is required: control_no, search_field with search_value, or id.")
+  if (values.length > limits.maxLookupValues)
+    return bad(`At most ${limits.maxLookupValues} values may be looked up at once.`)
+  if (field !== "control_no" && values.some((v) => v.length > limits.maxReferenceLength))
+    return bad(`Customer references and invoice numbers are at most ${limits.maxReferenceLength} characters.`)
+  return Either.right({ field, values: [...new Set(values)] })
+}
+
+/**
+ * Where in the request an order matched first (orders are answered in request order): a
+ * function of the order, built once per lookup so sorting 100 orders does not rescan the 100
+ * values at every comparison.
+ */
+const matchIndexOf = (lookup: Lookup): ((order: OrderRecord) => number) => {
+  const first = new Map<string, number>()
+  lookup.values.forEach((v, i) => {
+    if (!first.has(v)) first.set(v, i)
+  })
+  const at = (value: string): number => first.get(value) ?? lookup.values.length
+  return (order) =>
+    lookup.field === "control_no"
+      ? at(order.trackNo)
+      : lookup.field === "customer_reference"
+        ? at(order.reference)
+        : lookup.field === "invoice_no"
+          ? at(order.invoice)
+          : Math.min(at(order.trackNo), at(order.reference), at(order.invoice))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metadata lookup
+
+export interface LookupInput {
+  /** The resolved client address; blocked addresses are refused first. */
+  readonly client: Option.Option<ClientIp.Address>
+  readonly authorization: string | null
+  /** Credential places after the header, in precedence order (form key, query key, apikey, token). */
+  readonly credentials: ReadonlyArray<Credentials.Candidate>
+  readonly params: LookupParams
+}
+
+/** One document with the ticket that downloads it. */
+export interface IssuedDocument {
+  readonly document: DocumentRecord
+  readonly ticket: string
+}
+
+export interface OrderDocuments {
+  readonly order: OrderRecord
+  readonly documents: ReadonlyArray<IssuedDocument>
+}
+
+/** Seals a ticket for one document version, bound to the principal's key generation. */
+export const issueTicket = (principal: Principal, document: DocumentRecord, now: number, ttlMinutes: number) =>
+  Ticket.seal({
+    customerNo: principal.account.customerNo,
+    keyId: principal.key.id,
+    keyMode: principal.key.mode,
+    keyGeneration: principal.key.generation,
+    documentId: document.id,
+    documentVersion: document.version,
+    expiresAt: now + ttlMinutes * 60_000
+  })
+
+/**
+ * The documents metadata lookup (interface 4.2): IP check, lookup rules, credential, authorized
+ * orders (at most the configured number, else `InvalidLookup`), their visible documents, and a
+ * fresh ticket for each. Production and test keys both read their accounts' real documents.
+ */
+export const lookup = Effect.fn("Documents.lookup")(function* (input: LookupInput) {
+  yield* IpBlocks.check(input.client)
+  const config = yield* WaybillConfig
+  const limits = config.documents
+  const parsed = parseLookup(input.params, limits)
+  const principal = yield* Credentials.authenticate(Credentials.resolve(input.authorization, input.credentials))
+  // Like every keyed endpoint: the account's IP allowlist and the per-key request limit.
+  yield* Admission.admitKey(principal, input.client)
+  if (Either.isLeft(parsed)) return yield* parsed.left
+  const query = parsed.right
+  const customers = yield* Credentials.readableAccounts(principal)
+  const store = yield* DocumentStore
+  const orders = yield* store.findOrders({
+    field: query.field,
+    values: query.values,
+    customers,
+    limit: limits.maxMatchingOrders + 1
+  })
+  if (orders.length === 0) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new NoRecordsFound())
+  if (orders.length > limits.maxMatchingOrders)
+    return yield* new InvalidLookup({
+      message: `More than ${limits.maxMatchingOrders} orders match; narrow the lookup.`
+    })
+  const documents = yield* store.listCurrent(orders.map((o) => o.trackNo))
+  const byOrder = new Map<string, Array<DocumentRecord>>()
+  for (const d of documents) {
+    const list = byOrder.get(d.trackNo)
+    if (list === undefined) byOrder.set(d.trackNo, [d])
+    else list.push(d)
+  }
+  const now = yield* Clock.currentTimeMillis
+  const matchIndex = matchIndexOf(query)
+  const rank = new Map(orders.map((o) => [o, matchIndex(o)] as const))
+  const sorted = [...orders].sort((a, b) => rank.get(a)! - rank.get(b)! || (a.trackNo < b.trackNo ? -1 : 1))
+  const out: Array<OrderDocuments> = []
+  for (const order of sorted) {
+    const issued: Array<IssuedDocument> = []
+    for (const document of visible(order, byOrder.get(order.trackNo) ?? [])) {
+      issued.push({ document, ticket: yield* issueTicket(principal, document, now, limits.ticketTtlMinutes) })
+    }
+    out.push({ order, documents: issued })
+  }
+  return { principal, orders: out }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Download
+
+export interface DownloadInput {
+  readonly client: Option.Option<ClientIp.Address>
+  /** Every `ticket` value received; anything but exactly one is an invalid ticket. */
+  readonly ticket: ReadonlyArray<string>
+  /** HEAD: the same answer without opening the file (a rotated image is still rotated for its length). */
+  readonly head: boolean
+}
+
+/** A file ready to send: its type and exact length, and its bytes unless `head`. */
+export interface Download {
+  readonly document: DocumentRecord
+  readonly contentType: ContentType
+  readonly size: number
+  /** Undefined for HEAD. */
+  readonly body: OpenBlob["stream"] | Uint8Array | undefined
+}
+
+const requireService = <I, S>(tag: Context.Tag<I, S>, what: string) =>
+  Effect.flatMap(Effect.serviceOption(tag), (o) =>
+    Option.isSome(o)
+      ? Effect.succeed(o.value)
+      : Effect.fail(new DocumentsNotConfigured({ message: `no ${what} is configured` }))
+  )
+
+/** Whether the principal's account (or an account linked to it) owns the order now. */
+const ownsNow = (customerNo: string, order: OrderRecord) =>
+  order.customerNo === customerNo
+    ? Effect.succeed(true)
+    : Effect.map(
+        Effect.flatMap(AccountStore, (s) => s.linkedChildren(customerNo)),
+        (children) => children.includes(order.customerNo)
+      )
+
+/**
+ * The download (interface 4.3): the ticket must open and be unexpired; its key must still be
+ * active at the same generation; the document must still be owned by the key's account (or one
+ * linked to it), be shown to customers, and be at the sealed version. Then the file, with its
+ * saved rotation applied to images.
+ */
+export const download = Effect.fn("Documents.download")(function* (input: DownloadInput) {
+  yield* IpBlocks.check(input.client)
+  if (input.ticket.length !== 1) return yield* new TicketRejected({ reason: "invalid" })
+  const claims = yield* Ticket.open(input.ticket[0]!)
+  if (Option.isNone(claims)) return yield* new TicketRejected({ reason: "invalid" })
+  const now = yield* Clock.currentTimeMillis
+  if (!Ticket.isLive(claims.value, now)) return yield* new TicketRejected({ reason: "expired" })
+  const c = claims.value
+
+  const key = yield* Effect.flatMap(AccountStore, (s) => s.findKey(c.customerNo, c.keyMode))
+  // The whole credential (status, id and generation) is checked before anything about the
+  // document, so a link whose key was rotated or disabled learns nothing about later changes.
+  if (
+    Option.isNone(key) ||
+    key.value.status !== "active" ||
+    key.value.id !== c.keyId ||
+    key.value.generation !== c.keyGeneration
+  )
+    return yield* new TicketRejected({ reason: "key" })
+  // The credential's account rules still apply: a ticket used from outside the account's IP
+  // allowlist is lost access (403), like the metadata lookup that issued it.
+  const account = yield* Effect.flatMap(AccountStore, (s) => s.findAccount(c.customerNo))
+  if (Option.isNone(account) || !Admission.allowlisted(account.value, input.client))
+    return yield* new TicketRejected({ reason: "key" })
+
+  const store = yield* DocumentStore
+  const document = yield* store.findDocument(c.documentId)
+  if (Option.isNone(document)) return yield* new DocumentUnavailable({ reason: "missing" })
+  const order = yield* store.findOrder(document.value.trackNo)
+  if (Option.isNone(order)) return yield* new DocumentUnavailable({ reason: "missing" })
+  if (!(yield* ownsNow(c.customerNo, order.value))) return yield* new DocumentUnavailable({ reason: "owner" })
+  const current = visible(order.value, yield* store.listCurrent([order.value.trackNo])).find(
+    (d) => d.id === c.documentId
+  )
+  if (current === undefined) return yield* new DocumentUnavailable({ reason: "not-current" })
+  if (
+    !Ticket.matches(c, {
+      keyId: key.value.id,
+      keyGeneration: key.value.generation,
+      documentId: current.id,
+      documentVersion: current.version
+    })
+  ) {
+    // A key generation mismatch is lost access (403); a document version mismatch is a gone link (404).
+    return yield* c.keyGeneration !== key.value.generation
+      ? new TicketRejected({ reason: "key" })
+      : new DocumentUnavailable({ reason: "not-current" })
+  }
+
+  const blobs = yield* requireService(BlobStore, "BlobStore")
+  if (current.rotation !== 0 && isImage(current.contentType)) {
+    const images = yield* requireService(ImageTransform, "ImageTransform")
+    const bytes = yield* blobs.read(current.blobKey)
+    if (Option.isNone(bytes)) return yield* new DocumentUnavailable({ reason: "file-missing" })
+    const rotated = yield* images.rotate(
+      bytes.value,
+      current.rotation,
+      current.contentType as Exclude<ContentType, "application/pdf">
+    )
+    return {
+      document: current,
+      contentType: current.contentType,
+      size: rotated.byteLength,
+      body: input.head ? undefined : rotated
+    } satisfies Download
+  }
+  if (input.head) {
+    const size = yield* blobs.stat(current.blobKey)
+    if (Option.isNone(size)) return yield* new DocumentUnavailable({ reason: "file-missing" })
+    return { document: current, contentType: current.contentType, size: size.value, body: undefined } satisfies Download
+  }
+  const opened = yield* blobs.open(current.blobKey)
+  if (Option.isNone(opened)) return yield* new DocumentUnavailable({ reason: "file-missing" })
+  return {
+    document: current,
+    contentType: current.contentType,
+    size: opened.value.size,
+    body: opened.value.stream
+  } satisfies Download
+})
+
+// ---------------------------------------------------------------------------------------------
+// Operators
+
+const TYPE = /^[a-z0-9][a-z0-9-]{0,31}$/
+const MAX_SOURCE_ID = 100
+
+const loadOrder = (trackNo: string) =>
+  Effect.flatMap(DocumentStore, (s) => s.findOrder(trackNo)).pipe(
+    Effect.flatMap(
+      Option.match({ onNone: () => Effect.fail(new ShipmentNotFound({ trackNo })), onSome: Effect.succeed })
+    )
+  )
+
+const loadDocument = (id: string) =>
+  Effect.flatMap(DocumentStore, (s) => s.findDocument(id)).pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.fail(new DocumentNotFound({ id })), onSome: Effect.succeed }))
+  )
+
+/** Checks a file's size and format; the format comes from the bytes. */
+const checkFile = (bytes: Uint8Array) =>
+  Effect.gen(function* () {
+    const limits = (yield* WaybillConfig).documents
+    if (bytes.byteLength === 0) return yield* new InvalidDocument({ message: "The file is empty." })
+    if (bytes.byteLength > limits.maxFileBytes)
+      return yield* new InvalidDocument({ message: `The file is larger than ${limits.maxFileBytes} bytes.` })
+    const contentType = sniffContentType(bytes)
+    if (contentType === undefined)
+      return yield* new InvalidDocument({ message: "The file is not a PDF, JPEG, PNG, GIF or TIFF." })
+    return contentType
+  })
+
+/** Parses a rotation given as text or number (0, 90, 180, 270). */
+export const parseRotation = (value: unknown): Either.Either<Rotation, InvalidDocument> => {
+  const n = typeof value === "string" && /^\d{1,3}$/.test(value) ? Number(value) : value
+  const r = ROTATIONS.find((x) => x === n)
+  return r === undefined
+    ? Either.left(new InvalidDocument({ message: "rotation must be 0, 90, 180 or 270." }))
+    : Either.right(r)
+}
+
+/** Appends `document.available` for a document that customers can now fetch. */
+const announce = (order: OrderRecord, document: DocumentRecord, now: number, extra: Record<string, unknown> = {}) =>
+  Effect.gen(function* () {
+    const id = yield* Ulid.eventId
+    yield* Effect.flatMap(EventOutbox, (o) =>
+      o.append({
+        id,
+        type: "document.available",
+        customerNo: order.customerNo,
+        trackNo: order.trackNo,
+        livemode: order.livemode,
+        occurredAt: now,
+        data: {
+          track_no: order.trackNo,
+          document_type: document.type,
+          kind: document.kind,
+          order_version: document.orderVersion,
+          batch: document.batch,
+          page: document.page,
+          ...extra
+        }
+      })
+    )
+  })
+
+export interface AddDocumentInput {
+  readonly trackNo: string
+  readonly type: string
+  readonly bytes: Uint8Array
+  readonly rotation?: Rotation | undefined
+  /** Adds to this batch of the current order version; default: a new batch. */
+  readonly batch?: number | undefined
+  /** The source identifier shown as `id`; default: the document id. */
+  readonly sourceId?: string | undefined
+}
+
+const newDocument = (
+  order: OrderRecord,
+  fields: Pick<DocumentRecord, "kind" | "batch" | "page" | "type" | "sourceId" | "contentType" | "rotation">,
+  blobKey: string,
+  size: number,
+  id: string,
+  now: number,
+  capturedAt: number
+): DocumentRecord => ({
+  id,
+  trackNo: order.trackNo,
+  orderVersion: order.currentVersion,
+  blobKey,
+  size,
+  version: 1,
+  hidden: false,
+  removed: false,
+  capturedAt,
+  createdAt: now,
+  updatedAt: now,
+  ...fields
+})
+
+/**
+ * Before a new file's transaction: the order must exist, the bytes must be a file type we keep,
+ * and they are stored first (a failed transaction leaves an unreferenced blob, never a row
+ * without its bytes). Answers the blob key, the sniffed type, a new document id and the time.
+ */
+const storeFile = (trackNo: string, bytes: Uint8Array) =>
+  Effect.gen(function* () {
+    yield* loadOrder(trackNo)
+    const contentType = yield* checkFile(bytes)
+    const blobs = yield* requireService(BlobStore, "BlobStore")
+    const blobKey = yield* blobs.put(bytes)
+    const id = `doc_${yield* Ulid.make}`
+    const now = yield* Clock.currentTimeMillis
+    return { blobKey, contentType, id, now }
+  })
+
+/**
+ * Adds an attachment page to the current order version (a new batch unless `batch` is given)
+ * and appends `document.available`, in one transaction. The bytes are stored first.
+ */
+export const addDocument = Effect.fn("Documents.addDocument")(function* (input: AddDocumentInput) {
+  if (!TYPE.test(input.type))
+    return yield* new InvalidDocument({ message: "type must be 1 to 32 lowercase letters, digits or '-'." })
+  if (input.batch !== undefined && (!Number.isInteger(input.batch) || input.batch < 1 || input.batch > 1_000_000))
+    return yield* new InvalidDocument({ message: "batch must be a positive integer." })
+  if (input.sourceId !== undefined && (input.sourceId.trim() === "" || input.sourceId.length > MAX_SOURCE_ID))
+    return yield* new InvalidDocument({ message: `id must be 1 to ${MAX_SOURCE_ID} characters.` })
+  if (input.type === "signature")
+    return yield* new InvalidDocument({ message: "Signatures are added with addSignature (signature add)." })
+  const { blobKey, contentType, id, now } = yield* storeFile(input.trackNo, input.bytes)
+  const store = yield* DocumentStore
+  const tx = yield* Transactor
+  return yield* tx.withTransaction(
+    Effect.gen(function* () {
+      const order = yield* loadOrder(input.trackNo)
+      const current = (yield* store.listAll(order.trackNo)).filter(
+        (d) => d.kind === "attachment" && d.orderVersion === order.currentVersion
+      )
+      const batch = input.batch ?? Math.max(0, ...current.map((d) => d.batch)) + 1
+      const page = Math.max(0, ...current.filter((d) => d.batch === batch).map((d) => d.page)) + 1
+      const document = newDocument(
+        order,
+        {
+          kind: "attachment",
+          batch,
+          page,
+          type: input.type,
+          sourceId: input.sourceId ?? id,
+          contentType,
+          rotation: input.rotation ?? 0
+        },
+        blobKey,
+        input.bytes.byteLength,
+        id,
+        now,
+        now
+      )
+      yield* store.insertDocument(document)
+      yield* announce(order, document, now)
+      return document
+    })
+  )
+})
+
+export interface AddSignatureInput {
+  readonly trackNo: string
+  /** The recipient's name, shown as the signature's `id`. */
+  readonly name: string
+  readonly bytes: Uint8Array
+  /** When it was captured (epoch ms); default now. The latest capture is the one shown. */
+  readonly capturedAt?: number | undefined
+}
+
+/** Adds a signature (it becomes the latest if captured last) and appends `document.available`. */
+export const addSignature = Effect.fn("Documents.addSignature")(function* (input: AddSignatureInput) {
+  const name = input.name.trim()
+  if (name === "" || name.length > MAX_SOURCE_ID)
+    return yield* new InvalidDocument({ message: `The recipient name must be 1 to ${MAX_SOURCE_ID} characters.` })
+  const { blobKey, contentType, id, now } = yield* storeFile(input.trackNo, input.bytes)
+  const store = yield* DocumentStore
+  const tx = yield* Transactor
+  return yield* tx.withTransaction(
+    Effect.gen(function* () {
+      const order = yield* loadOrder(input.trackNo)
+      const document = newDocument(
+        order,
+        { kind: "signature", batch: 0, page: 1, type: "signature", sourceId: name, contentType, rotation: 0 },
+        blobKey,
+        input.bytes.byteLength,
+        id,
+        now,
+        input.capturedAt ?? now
+      )
+      yield* store.insertDocument(document)
+      yield* announce(order, document, now)
+      return document
+    })
+  )
+})
+
+/** What an operator can do to a document's visibility. */
+export type VisibilityAction = "hide" | "unhide" | "remove"
+
+/**
+ * Hides, unhides or removes a document. Each bumps the document version, so every link issued
+ * before stays dead even when the document is shown again. A removed document stays removed.
+ */
+export const setVisibility = Effect.fn("Documents.setVisibility")(function* (id: string, action: VisibilityAction) {
+  const document = yield* loadDocument(id)
+  if (document.removed && action !== "remove")
+    return yield* new InvalidDocument({ message: "The document was removed; it cannot be changed." })
+  const now = yield* Clock.currentTimeMillis
+  const updated: DocumentRecord = {
+    ...document,
+    hidden: action === "hide" ? true : action === "unhide" ? false : document.hidden,
+    removed: action === "remove" ? true : document.removed,
+    version: document.version + 1,
+    updatedAt: now
+  }
+  yield* Effect.flatMap(DocumentStore, (s) => s.updateDocument(updated, document.version))
+  return updated
+})
+
+/**
+ * Replaces a document's file (same place, type and rotation; the format may change) and bumps
+ * its version, so links to the old file die; appends `document.available` for the new file.
+ */
+export const replaceDocument = Effect.fn("Documents.replaceDocument")(function* (id: string, bytes: Uint8Array) {
+  const document = yield* loadDocument(id)
+  if (document.removed)
+    return yield* new InvalidDocument({ message: "The document was removed; it cannot be changed." })
+  const contentType = yield* checkFile(bytes)
+  const blobs = yield* requireService(BlobStore, "BlobStore")
+  const blobKey = yield* blobs.put(bytes)
+  const tx = yield* Transactor
+  const now = yield* Clock.currentTimeMillis
+  return yield* tx.withTransaction(
+    Effect.gen(function* () {
+      const order = yield* loadOrder(document.trackNo)
+      const updated: DocumentRecord = {
+        ...document,
+        contentType,
+        blobKey,
+        size: bytes.byteLength,
+        version: document.version + 1,
+        updatedAt: now
+      }
+      yield* Effect.flatMap(DocumentStore, (s) => s.updateDocument(updated, document.version))
+      yield* announce(order, updated, now, { replaced: true })
+      return updated
+    })
+  )
+})
+
+/**
+ * Starts a new order version: the attachments of earlier versions are no longer shown (and their
+ * links die); the latest signature stays. Returns the new version.
+ */
+export const newOrderVersion = Effect.fn("Documents.newOrderVersion")(function* (trackNo: string) {
+  const order = yield* loadOrder(trackNo)
+  const next = order.currentVersion + 1
+  yield* Effect.flatMap(DocumentStore, (s) => s.setOrderVersion(trackNo, order.currentVersion, next))
+  return next
+})
+
+/** Stores the order's invoice number (what `invoice` shows and `invoice_no` lookups match). */
+export const setInvoice = Effect.fn("Documents.setInvoice")(function* (trackNo: string, invoice: string) {
+  const value = invoice.trim()
+  const limits = (yield* WaybillConfig).documents
+  if (value.length > limits.maxReferenceLength || value.includes(","))
+    return yield* new InvalidDocument({
+      message: `An invoice number has at most ${limits.maxReferenceLength} characters and no comma.`
+    })
+  yield* loadOrder(trackNo)
+  yield* Effect.flatMap(DocumentStore, (s) => s.setInvoice(trackNo, value))
+  return yield* loadOrder(trackNo)
+})
+
+/** A document shaped for operators (snake_case JSON). */
+export const viewDocument = (d: DocumentRecord, shown: boolean) => ({
+  id: d.id,
+  track_no: d.trackNo,
+  kind: d.kind as DocumentKind,
+  type: d.type,
+  order_version: d.orderVersion,
+  batch: d.batch,
+  page: d.page,
+  source_id: d.sourceId,
+  content_type: d.contentType,
+  rotation: d.rotation,
+  size: d.size,
+  version: d.version,
+  hidden: d.hidden,
+  removed: d.removed,
+  shown_to_customers: shown,
+  captured_at: new Date(d.capturedAt).toISOString()
+})
+
+/** An order's documents for operators: every version, with what customers see marked. */
+export const listForOperator = Effect.fn("Documents.listForOperator")(function* (trackNo: string) {
+  const order = yield* loadOrder(trackNo)
+  const all = yield* Effect.flatMap(DocumentStore, (s) => s.listAll(trackNo))
+  const shown = new Set(visible(order, all).map((d) => d.id))
+  return {
+    track_no: order.trackNo,
+    customer_no: order.customerNo,
+    reference: order.reference,
+    invoice: order.invoice,
+    order_version: order.currentVersion,
+    documents: all.map((d) => viewDocument(d, shown.has(d.id)))
+  }
+})
+
+/** Everything the documents programs need (BlobStore and ImageTransform are looked up when used). */
+export type DocumentsRequirements =
+  | DocumentStore
+  | AccountStore
+  | EventOutbox
+  | Transactor
+  | Entropy
+  | KeyRing
+  | WaybillConfig
+  | IpBlocks.IpBlocklist

@@ -1,0 +1,109 @@
+/**
+ * @module Cancel
+ *
+ * `GET /api/v1/order/cancel/json/` (interface 2.5, 4.4, 7.4). A shipment can be canceled only
+ * while `booked`. Every refusal is one of the interface's six messages; an unknown tracking
+ * number and another customer's get the same answer, so tracking numbers cannot be probed.
+ *
+ * A key cancels only shipments of its own account and mode: a test key cancels test bookings, a
+ * live key live ones (like the two worlds of test and live keys elsewhere). Linked (parent)
+ * accounts may read their children's orders but not cancel them.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { Principal, ClientIp } from "../access/index.js"
+import { Abuse, Admission, Credentials, IpBlocklist as IpBlocks } from "../access/index.js"
+import { VersionConflict, Transactor } from "../shared/index.js"
+import * as Lifecycle from "./Lifecycle.js"
+import { commit } from "./Operations.js"
+import type { ShipmentRecord } from "./Shipment.js"
+import { ShipmentStore } from "./ShipmentStore.js"
+
+/** `id` is not 6 to 8 digits, or names no shipment this key may cancel. */
+export class InvalidTrackingNumber extends Schema.TaggedError<InvalidTrackingNumber>()("InvalidTrackingNumber", {}) {}
+
+/** The account's external cancel provider refused or failed. */
+export class CancelProviderFailed extends Schema.TaggedError<CancelProviderFailed>()("CancelProviderFailed", {
+  message: Schema.String
+}) {}
+
+/**
+ * For accounts in `provider` cancel mode: forwards the cancellation to the courier's own system
+ * and returns its payload, which the API returns in `data` (interface 2.5: "some cancellations
+ * return a provider response payload instead").
+ */
+export class CancelProvider extends Context.Tag("@waybill/core/CancelProvider")<
+  CancelProvider,
+  {
+    readonly cancel: (
+      shipment: ShipmentRecord
+    ) => Effect.Effect<Readonly<Record<string, unknown>>, CancelProviderFailed>
+  }
+>() {}
+
+/** Tracking numbers as the interface allows them in `id`: 6 to 8 digits. */
+export const TRACKING_NUMBER = /^\d{6,8}$/
+
+export interface CancelInput {
+  /** The resolved client address (none when unknown); blocked addresses are refused first. */
+  readonly client: Option.Option<ClientIp.Address>
+  readonly authorization: string | null
+  /** Every `key` query value (a repeated key is refused). */
+  readonly key: ReadonlyArray<string>
+  /** Every `id` query value. */
+  readonly id: ReadonlyArray<string>
+}
+
+/** Checks the id before any lookup; exactly one value of 6 to 8 digits. */
+export const parseId = (values: ReadonlyArray<string>): Option.Option<string> =>
+  values.length === 1 && TRACKING_NUMBER.test(values[0]!) ? Option.some(values[0]!) : Option.none()
+
+const cancelable = (principal: Principal, s: ShipmentRecord) =>
+  s.customerNo === principal.account.customerNo && s.livemode === (principal.key.mode === "live")
+
+/**
+ * The cancel use case. Races with a concurrent driver assignment are settled by the optimistic
+ * version check: on a conflict the shipment is read again and the decision retaken, so exactly
+ * one of the two wins and the loser gets the answer the new state calls for. Order of checks:
+ * a blocked address, the key, the account's IP allowlist and the per-key limit (`Admission`),
+ * then the id.
+ */
+export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) {
+  yield* IpBlocks.check(input.client)
+  const principal = yield* Credentials.authenticate(
+    Credentials.resolve(input.authorization, [{ source: "query.key", values: input.key }])
+  )
+  yield* Admission.admitKey(principal, input.client)
+  const id = parseId(input.id)
+  // A miss (malformed, unknown, or not this key's) counts towards the address's abuse limit.
+  if (Option.isNone(id)) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new InvalidTrackingNumber())
+  const store = yield* ShipmentStore
+  const attempt = Effect.gen(function* () {
+    const found = yield* store.findByTrackNo(id.value)
+    if (Option.isNone(found) || !cancelable(principal, found.value)) return yield* new InvalidTrackingNumber()
+    const shipment = found.value
+    const transition = Lifecycle.decide(shipment, Lifecycle.Cancel())
+    if (Either.isLeft(transition)) return yield* transition.left
+    if (principal.account.cancelMode === "local") {
+      yield* commit(shipment, transition.right)
+      return { result: "success" } as Readonly<Record<string, unknown>>
+    }
+    // Provider mode: the local change is written first (its version check settles any race),
+    // and the provider is asked inside the same transaction, so a provider refusal rolls the
+    // cancellation back and a lost race never reaches the provider at all.
+    const provider = yield* Effect.serviceOption(CancelProvider)
+    if (Option.isNone(provider)) return yield* new CancelProviderFailed({ message: "no cancel provider is configured" })
+    const tx = yield* Transactor
+    const payload = yield* tx.withTransaction(
+      Effect.zipRight(commit(shipment, transition.right), provider.value.cancel(shipment))
+    )
+    return payload
+  })
+  return yield* attempt.pipe(
+    Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict }),
+    Effect.tapErrorTag("InvalidTrackingNumber", () => Abuse.recordMiss(input.client))
+  )
+})

@@ -1,0 +1,33 @@
+/**
+ * @module ShipmentStore
+ *
+ * Shipments with their stops, legs and pieces. Writes are whole: `insert` stores the shipment
+ * and all its parts; `update` applies a lifecycle change only if the stored version is still
+ * the one the change was computed from.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { DuplicateKey, StorageError, VersionConflict } from "../shared/index.js"
+import type { ShipmentRecord, ShipmentState, StopStatus } from "./Shipment.js"
+
+/** A lifecycle change computed from `expectedVersion`; the store writes `expectedVersion + 1`. */
+export interface ShipmentChange {
+  readonly trackNo: string
+  readonly expectedVersion: number
+  readonly state: ShipmentState
+  readonly driverId: string | null
+  /** New statuses of the stops that changed. */
+  readonly stops: ReadonlyArray<{ readonly seq: number; readonly status: StopStatus }>
+  readonly updatedAt: number
+}
+
+export interface ShipmentStoreShape {
+  /** Fails with `DuplicateKey({ what: "track_no" })` when the tracking number is taken. */
+  readonly insert: (shipment: ShipmentRecord) => Effect.Effect<void, DuplicateKey | StorageError>
+  readonly findByTrackNo: (trackNo: string) => Effect.Effect<Option.Option<ShipmentRecord>, StorageError>
+  /** Fails with `VersionConflict` when the stored version is not `expectedVersion`. */
+  readonly update: (change: ShipmentChange) => Effect.Effect<ShipmentRecord, VersionConflict | StorageError>
+}
+
+export class ShipmentStore extends Context.Tag("@waybill/core/ShipmentStore")<ShipmentStore, ShipmentStoreShape>() {}

@@ -1,0 +1,247 @@
+/**
+ * @module Track
+ *
+ * `GET /api/v1/utilities/track/?idx=&key=` (interface 4.6, 5). Anyone who knows a tracking
+ * number sees where the shipment stands, but only at ZIP level: status, stop ZIPs with their
+ * centres rounded to two decimals (about a kilometre), event types and times. The owner's key,
+ * or the key of an account linked to the owner, sees the precise view: stop names and
+ * addresses, stored coordinates, every event with its data, and the documents.
+ *
+ * A key sees the precise view only of shipments in its own world (a test key: test bookings;
+ * a live key: live ones), like cancel; for the other world it gets the coarse view, as if it
+ * had no key. Unknown and malformed tracking numbers get one uniform answer
+ * ({@link TrackingNotFound}) and count as misses; looking at a shipment without its account's
+ * key counts as a touch of that account (see `Abuse`).
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Abuse, Admission, Credentials, IpBlocklist as IpBlocks } from "../access/index.js"
+import type { Principal, ClientIp } from "../access/index.js"
+import { parseId } from "./Cancel.js"
+import type { DomainEvent } from "./Event.js"
+import { EventOutbox } from "./EventOutbox.js"
+import { Geo, type ZipLocation, abbreviation, formatInZone } from "../geo/index.js"
+import type { ShipmentRecord, ShipmentState, StopRole, StopStatus } from "./Shipment.js"
+import { ShipmentStore } from "./ShipmentStore.js"
+
+/** The tracking number is malformed or unknown: one answer for both, so numbers cannot be probed. */
+export class TrackingNotFound extends Schema.TaggedError<TrackingNotFound>()("TrackingNotFound", {}) {}
+
+/** A stop in the coarse view: where, to the ZIP, and how far along. */
+export interface CoarseStop {
+  readonly seq: number
+  readonly role: StopRole
+  readonly status: StopStatus
+  readonly zip: string
+  /** The ZIP's city and state (from `Geo`), never the customer's text. */
+  readonly city: string
+  readonly state: string
+  /** The ZIP centre, rounded to 2 decimals. */
+  readonly latitude: number
+  readonly longitude: number
+}
+
+/** An event in the coarse view: what happened and when, without its data. */
+export interface CoarseEvent {
+  readonly type: string
+  readonly occurred_at: string
+}
+
+/** What anyone with the tracking number sees. */
+export interface CoarseView {
+  readonly track_no: string
+  readonly detail: "coarse"
+  readonly status: ShipmentState
+  readonly service_type: string
+  readonly vehicle_type: string
+  readonly estimated_delivery: string
+  readonly guaranteed_delivery: string
+  readonly destination_tz: string
+  readonly stops: ReadonlyArray<CoarseStop>
+  readonly events: ReadonlyArray<CoarseEvent>
+}
+
+/** A stop in the precise view. */
+export interface PreciseStop {
+  readonly seq: number
+  readonly role: StopRole
+  readonly stop_id: number | null
+  readonly status: StopStatus
+  readonly name: string
+  readonly address: string
+  readonly city: string
+  readonly state: string
+  readonly zip: string
+  readonly latitude: number
+  readonly longitude: number
+  /** Estimated arrival, local time of the stop without offset, and its zone abbreviation. */
+  readonly eta: string
+  readonly tz: string
+}
+
+/** An event in the precise view. */
+export interface PreciseEvent {
+  readonly id: string
+  readonly type: string
+  readonly sequence: number
+  readonly occurred_at: string
+  readonly data: Readonly<Record<string, unknown>>
+}
+
+/** What the owner (or a linked account) sees. */
+export interface PreciseView {
+  readonly track_no: string
+  readonly detail: "precise"
+  readonly status: ShipmentState
+  readonly livemode: boolean
+  readonly service_type: string
+  readonly vehicle_type: string
+  readonly pieces: number
+  readonly weight: number
+  readonly billing_reference: string
+  readonly estimated_delivery: string
+  readonly guaranteed_delivery: string
+  readonly destination_tz: string
+  readonly stops: ReadonlyArray<PreciseStop>
+  readonly events: ReadonlyArray<PreciseEvent>
+  /** Documents available for the order (none are produced yet; the list is always empty). */
+  readonly documents: ReadonlyArray<unknown>
+}
+
+/** Two decimals: about 1.1 km of latitude, the precision of "the ZIP centre". */
+export const coarsen = (degrees: number): number => Math.round(degrees * 100) / 100
+
+const times = (s: ShipmentRecord) => {
+  const tz = s.stops[s.stops.length - 1]!.timeZone
+  return {
+    estimated_delivery: formatInZone(s.estimatedDeliveryAt, tz),
+    guaranteed_delivery: formatInZone(s.guaranteedDeliveryAt, tz),
+    destination_tz: abbreviation(s.estimatedDeliveryAt, tz)
+  }
+}
+
+/**
+ * The coarse view (pure). Built field by field from the shipment's state, ZIPs, rounded
+ * coordinates and event types, so no name, address, contact, note or event data can leak into
+ * it whatever the record holds. `places` gives each ZIP's city and state; a ZIP missing there
+ * shows empty strings.
+ */
+export const coarseView = (
+  s: ShipmentRecord,
+  events: ReadonlyArray<DomainEvent>,
+  places: ReadonlyMap<string, ZipLocation>
+): CoarseView => ({
+  track_no: s.trackNo,
+  detail: "coarse",
+  status: s.state,
+  service_type: s.serviceType,
+  vehicle_type: s.vehicleType,
+  ...times(s),
+  stops: s.stops.map((stop) => {
+    const place = places.get(stop.zip)
+    return {
+      seq: stop.seq,
+      role: stop.role,
+      status: stop.status,
+      zip: stop.zip,
+      city: place?.city ?? "",
+      state: place?.state ?? "",
+      latitude: coarsen(stop.latitude),
+      longitude: coarsen(stop.longitude)
+    }
+  }),
+  events: events
+    .filter((e) => e.type.startsWith("shipment."))
+    .map((e) => ({ type: e.type, occurred_at: new Date(e.occurredAt).toISOString() }))
+})
+
+/** The precise view (pure): everything the coarse one has, plus places, positions and event data. */
+export const preciseView = (
+  s: ShipmentRecord,
+  events: ReadonlyArray<DomainEvent>,
+  documents: ReadonlyArray<unknown>
+): PreciseView => ({
+  track_no: s.trackNo,
+  detail: "precise",
+  status: s.state,
+  livemode: s.livemode,
+  service_type: s.serviceType,
+  vehicle_type: s.vehicleType,
+  pieces: s.pieces,
+  weight: s.weightLb,
+  billing_reference: s.billingReference,
+  ...times(s),
+  stops: s.stops.map((stop) => ({
+    seq: stop.seq,
+    role: stop.role,
+    stop_id: stop.externalId,
+    status: stop.status,
+    name: stop.name,
+    address: stop.address,
+    city: stop.city,
+    state: stop.state,
+    zip: stop.zip,
+    latitude: stop.latitude,
+    longitude: stop.longitude,
+    eta: formatInZone(stop.etaAt, stop.timeZone),
+    tz: abbreviation(stop.etaAt, stop.timeZone)
+  })),
+  events: events.map((e) => ({
+    id: e.id,
+    type: e.type,
+    sequence: e.sequence,
+    occurred_at: new Date(e.occurredAt).toISOString(),
+    data: e.data
+  })),
+  documents
+})
+
+/** What the HTTP layer hands over. */
+export interface TrackInput {
+  /** The resolved client address (none when unknown); blocked addresses are refused first. */
+  readonly client: Option.Option<ClientIp.Address>
+  readonly authorization: string | null
+  /** Every `key` query value (optional; a repeated key is refused). */
+  readonly key: ReadonlyArray<string>
+  /** Every `idx` query value: the tracking number. */
+  readonly idx: ReadonlyArray<string>
+}
+
+/** Whether the principal's account may read the shipment's account (its own, or a linked child). */
+const mayRead = (principal: Principal, s: ShipmentRecord) =>
+  s.customerNo === principal.account.customerNo
+    ? Effect.succeed(true)
+    : Effect.map(Credentials.readableAccounts(principal), (accounts) => accounts.includes(s.customerNo))
+
+const notFound = (client: Option.Option<ClientIp.Address>) =>
+  Effect.zipRight(Abuse.recordMiss(client), Effect.fail(new TrackingNotFound()))
+
+/**
+ * The track use case. Order of checks: a blocked address, then the key if one is given
+ * (invalid is refused, never treated as anonymous) with its allowlist and limit, or the
+ * address's limit without one; then the tracking number.
+ */
+export const track = Effect.fn("Track.track")(function* (input: TrackInput) {
+  yield* IpBlocks.check(input.client)
+  const principal = yield* Admission.admitOptionalKey(input)
+  const id = parseId(input.idx)
+  if (Option.isNone(id)) return yield* notFound(input.client)
+  const found = yield* Effect.flatMap(ShipmentStore, (store) => store.findByTrackNo(id.value))
+  if (Option.isNone(found)) return yield* notFound(input.client)
+  const shipment = found.value
+
+  const readable = Option.isSome(principal) ? yield* mayRead(principal.value, shipment) : false
+  if (!readable) yield* Abuse.recordTouch(input.client, shipment.customerNo)
+  const sameWorld = Option.isSome(principal) && shipment.livemode === (principal.value.key.mode === "live")
+  const events = yield* Effect.flatMap(EventOutbox, (outbox) => outbox.listByShipment(shipment.trackNo))
+
+  if (readable && sameWorld) return preciseView(shipment, events, []) as CoarseView | PreciseView
+  const geo = yield* Geo
+  const places = new Map<string, ZipLocation>()
+  for (const zip of new Set(shipment.stops.map((s) => s.zip))) {
+    const place = yield* geo.lookup(zip)
+    if (Option.isSome(place)) places.set(zip, place.value)
+  }
+  return coarseView(shipment, events, places) as CoarseView | PreciseView
+})

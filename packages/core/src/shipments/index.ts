@@ -1,0 +1,16 @@
+/**
+ * @module shipments
+ *
+ * The only door into `shipments/`: other capability folders and the package entry import from here.
+ */
+export * as Shipment from "./Shipment.js"
+export * as Event from "./Event.js"
+export * as Lifecycle from "./Lifecycle.js"
+export * as Operations from "./Operations.js"
+export * as Cancel from "./Cancel.js"
+export * as Track from "./Track.js"
+export { type EventType } from "./Event.js"
+export { EventOutbox } from "./EventOutbox.js"
+export { ShipmentNotFound } from "./Operations.js"
+export { type ChargeBreakdown, type LegRecord, type ShipmentRecord, type StopRecord } from "./Shipment.js"
+export { ShipmentStore } from "./ShipmentStore.js"

@@ -1,0 +1,561 @@
+/**
+ * @module Webhooks
+ *
+ * Account webhooks: endpoint management and the dispatcher that delivers the outbox.
+ *
+ * Events are written with the change they record, and the `EventOutbox` adds one delivery row
+ * per endpoint that selected the event's type in the same transaction. The dispatcher leases
+ * due deliveries, sends each with Standard Webhooks headers, and records the outcome and the
+ * next attempt time in the database. A crash between sending and recording leaves the lease to
+ * expire, and the next claim sends the same bytes with the same `webhook-id` again: receivers
+ * see at-least-once delivery, de-duplicated by `webhook-id` and ordered by `sequence`.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as EffectSchedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import { AccountNotFound, AccountStore } from "../access/index.js"
+import type { ClientIp } from "../access/index.js"
+import {
+  Entropy,
+  uniformInt,
+  decodeBase64Url,
+  encodeBase64Url,
+  utf8,
+  KeyRing,
+  Transactor,
+  Ulid,
+  Mailer
+} from "../shared/index.js"
+import type { StorageError } from "../shared/index.js"
+import type { EventType } from "../shipments/index.js"
+import { EventOutbox } from "../shipments/index.js"
+import * as Ssrf from "./Ssrf.js"
+import * as Schedule from "./WebhookSchedule.js"
+import * as Signature from "./WebhookSignature.js"
+import {
+  type AttemptRecord,
+  type Claimed,
+  type DeliveryRecord,
+  type EndpointRecord,
+  type Outcome,
+  type StoredEvent,
+  WebhookStore
+} from "./WebhookStore.js"
+import { WebhookTransport } from "./WebhookTransport.js"
+import { ProvisioningStore } from "../provisioning/index.js"
+
+/** The event types an endpoint can select (`webhook.test` is sent on request only). */
+export const selectableTypes: ReadonlyArray<EventType> = [
+  "shipment.booked",
+  "shipment.assigned",
+  "shipment.unassigned",
+  "shipment.picked_up",
+  "shipment.stop_arrived",
+  "shipment.stop_completed",
+  "shipment.attempt_failed",
+  "shipment.in_transit",
+  "shipment.delivered",
+  "shipment.returning",
+  "shipment.returned",
+  "shipment.canceled",
+  "shipment.failed",
+  "document.available"
+]
+
+/** How long the previous secret keeps signing after a rotation. */
+export const rotationOverlapMs = 24 * 60 * 60 * 1000
+
+/** Finished deliveries and log lines are kept this long (events themselves stay). */
+export const retentionMs = 30 * 24 * 60 * 60 * 1000
+
+/**
+ * Tells the account's owner that an endpoint was disabled, by e-mail to the account's primary
+ * user (known for accounts made by provisioning) when the host has a Mailer. Best effort: a
+ * missing address or a failed send is logged and never stops delivery of other endpoints.
+ */
+const tellOwner = (
+  endpoint: { readonly id: string; readonly url: string; readonly customerNo: string },
+  reason: "gone" | "failing"
+) =>
+  Effect.gen(function* () {
+    const mailer = yield* Effect.serviceOption(Mailer)
+    const registrations = yield* Effect.serviceOption(ProvisioningStore)
+    if (Option.isNone(mailer) || Option.isNone(registrations)) return
+    const owner = yield* registrations.value.findByCustomerNo(endpoint.customerNo)
+    if (Option.isNone(owner)) return
+    yield* mailer.value.send({
+      _tag: "WebhookDisabled",
+      to: owner.value.email,
+      endpointId: endpoint.id,
+      url: endpoint.url,
+      reason
+    })
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning("waybill webhooks: could not tell the owner about a disabled endpoint", cause).pipe(
+        Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
+      )
+    )
+  )
+
+/** After this long of nothing but failures an endpoint is disabled. */
+export const disableAfterMs = 5 * 24 * 60 * 60 * 1000
+
+/** The endpoint configuration was refused; `message` says why, for the operator. */
+export class InvalidWebhook extends Schema.TaggedError<InvalidWebhook>()("InvalidWebhook", {
+  message: Schema.String
+}) {}
+
+/** No endpoint with that id. */
+export class WebhookNotFound extends Schema.TaggedError<WebhookNotFound>()("WebhookNotFound", {
+  id: Schema.String
+}) {}
+
+// ---------------------------------------------------------------------------------------------
+// Payload
+
+/**
+ * The request body of a delivery: `{ id, type, timestamp, livemode, sequence, data }`. `data`
+ * is embedded as the JSON text stored when the event was appended, so every attempt, retry and
+ * resend sends the same bytes.
+ */
+export const envelope = (event: StoredEvent): string =>
+  `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(
+    new Date(event.occurredAt).toISOString()
+  )},"livemode":${event.livemode},"sequence":${event.sequence},"data":${event.dataJson}}`
+
+// ---------------------------------------------------------------------------------------------
+// Secrets at rest
+
+const sealPrefix = "sealed:v1:"
+const sealLabel = utf8("waybill webhook secret sealing v1")
+
+const sealingKey = (keyId: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const ring = yield* KeyRing
+    const secret = Option.isSome(keyId)
+      ? Option.getOrUndefined(yield* ring.byId("webhook", keyId.value))
+      : yield* ring.current("webhook")
+    if (secret === undefined) return yield* Effect.dieMessage("Webhooks: the sealing secret is gone from the KeyRing")
+    const raw = yield* ring.hmac(secret, sealLabel)
+    const key = yield* Effect.promise(() =>
+      globalThis.crypto.subtle.importKey("raw", new Uint8Array(raw), { name: "AES-GCM" }, false, ["encrypt", "decrypt"])
+    )
+    return { id: secret.id, key }
+  })
+
+/**
+ * Seals a signing secret for storage: AES-256-GCM under a key derived from the KeyRing's
+ * `webhook` secret, so a copy of the database alone cannot forge deliveries.
+ */
+export const sealSecret = (secret: Redacted.Redacted<string>): Effect.Effect<string, never, KeyRing | Entropy> =>
+  Effect.gen(function* () {
+    const { id, key } = yield* sealingKey(Option.none())
+    const iv = yield* Effect.flatMap(Entropy, (e) => e.bytes(12))
+    const sealed = yield* Effect.promise(() =>
+      globalThis.crypto.subtle.encrypt({ name: "AES-GCM", iv: new Uint8Array(iv) }, key, utf8(Redacted.value(secret)))
+    )
+    return `${sealPrefix}${id}:${encodeBase64Url(iv)}:${encodeBase64Url(new Uint8Array(sealed))}`
+  })
+
+/** Opens a stored secret (one stored unsealed, by a host's own tooling, is used as is). */
+export const openSecret = (stored: string): Effect.Effect<Redacted.Redacted<string>, never, KeyRing> =>
+  Effect.gen(function* () {
+    if (!stored.startsWith(sealPrefix)) return Redacted.make(stored)
+    const [keyId, ivText, ctText] = stored.slice(sealPrefix.length).split(":")
+    const iv = decodeBase64Url(ivText ?? "")
+    const ct = decodeBase64Url(ctText ?? "")
+    if (keyId === undefined || iv === undefined || ct === undefined)
+      return yield* Effect.dieMessage("Webhooks: malformed sealed secret")
+    const { key } = yield* sealingKey(Option.some(keyId))
+    const plain = yield* Effect.promise(() =>
+      globalThis.crypto.subtle.decrypt({ name: "AES-GCM", iv: new Uint8Array(iv) }, key, new Uint8Array(ct))
+    )
+    return Redacted.make(new TextDecoder().decode(plain))
+  })
+
+const newSecret = Effect.map(
+  Effect.flatMap(Entropy, (e) => e.bytes(32)),
+  (bytes) => Redacted.make(Signature.formatSecret(bytes))
+)
+
+// ---------------------------------------------------------------------------------------------
+// Endpoint management
+
+/** A new endpoint and its secret, shown once. */
+export interface CreatedEndpoint {
+  readonly endpoint: EndpointRecord
+  readonly secret: Redacted.Redacted<string>
+}
+
+const parseTypes = (types: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<EventType>, InvalidWebhook> => {
+  const out: Array<EventType> = []
+  for (const t of types.map((s) => s.trim()).filter((s) => s !== "")) {
+    if (t === "*") return Effect.succeed(selectableTypes)
+    const known = selectableTypes.find((s) => s === t)
+    if (known === undefined)
+      return Effect.fail(
+        new InvalidWebhook({ message: `unknown event type ${t}; one of ${selectableTypes.join(", ")} or *` })
+      )
+    if (!out.includes(known)) out.push(known)
+  }
+  return out.length === 0
+    ? Effect.fail(new InvalidWebhook({ message: "select at least one event type" }))
+    : Effect.succeed(out)
+}
+
+const checkUrl = (url: string, allowPrivate: ReadonlyArray<ClientIp.Cidr>) =>
+  Option.match(Ssrf.checkUrl(url, allowPrivate), {
+    onNone: () => Effect.void,
+    onSome: (message) => Effect.fail(new InvalidWebhook({ message }))
+  })
+
+/** Policy a host sets for endpoint URLs. */
+export interface UrlPolicy {
+  /** Private addresses allowed anyway (tests, on-premises receivers). */
+  readonly allowPrivate?: ReadonlyArray<ClientIp.Cidr>
+}
+
+/** Adds an endpoint to an account; the secret is returned once and stored sealed. */
+export const addEndpoint = Effect.fn("Webhooks.addEndpoint")(function* (
+  input: { readonly customerNo: string; readonly url: string; readonly eventTypes: ReadonlyArray<string> },
+  policy: UrlPolicy = {}
+) {
+  yield* checkUrl(input.url, policy.allowPrivate ?? [])
+  const eventTypes = yield* parseTypes(input.eventTypes)
+  const accounts = yield* AccountStore
+  if (Option.isNone(yield* accounts.findAccount(input.customerNo)))
+    return yield* new AccountNotFound({ customerNo: input.customerNo })
+  const now = yield* Clock.currentTimeMillis
+  const secret = yield* newSecret
+  const endpoint: EndpointRecord = {
+    id: `we_${yield* Ulid.make}`,
+    customerNo: input.customerNo,
+    url: input.url,
+    eventTypes,
+    secret: yield* sealSecret(secret),
+    previousSecret: null,
+    previousSecretUntil: null,
+    enabled: true,
+    disabledReason: null,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now
+  }
+  yield* (yield* WebhookStore).insertEndpoint(endpoint)
+  return { endpoint, secret } satisfies CreatedEndpoint
+})
+
+const findEndpoint = (id: string) =>
+  Effect.flatMap(WebhookStore, (store) => store.findEndpoint(id)).pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.fail(new WebhookNotFound({ id })), onSome: Effect.succeed }))
+  )
+
+/** One endpoint. */
+export const getEndpoint = (id: string): Effect.Effect<EndpointRecord, WebhookNotFound | StorageError, WebhookStore> =>
+  findEndpoint(id)
+
+/** Endpoints of one account (or all), oldest first. */
+export const listEndpoints = (customerNo?: string) =>
+  Effect.flatMap(WebhookStore, (store) => store.listEndpoints(customerNo))
+
+/**
+ * A new secret; the old one keeps signing alongside it for 24 hours, so receivers can switch
+ * over without losing a delivery.
+ */
+export const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function* (id: string) {
+  const endpoint = yield* findEndpoint(id)
+  const now = yield* Clock.currentTimeMillis
+  const secret = yield* newSecret
+  const updated: EndpointRecord = {
+    ...endpoint,
+    secret: yield* sealSecret(secret),
+    previousSecret: endpoint.secret,
+    previousSecretUntil: now + rotationOverlapMs,
+    updatedAt: now
+  }
+  yield* (yield* WebhookStore).updateEndpoint(updated)
+  return { endpoint: updated, secret } satisfies CreatedEndpoint
+})
+
+/** Enables or disables an endpoint; enabling clears the failure history so it gets 5 fresh days. */
+export const setEnabled = Effect.fn("Webhooks.setEnabled")(function* (id: string, enabled: boolean) {
+  const endpoint = yield* findEndpoint(id)
+  const now = yield* Clock.currentTimeMillis
+  const updated: EndpointRecord = {
+    ...endpoint,
+    enabled,
+    disabledReason: enabled ? null : "operator",
+    failingSince: enabled ? null : endpoint.failingSince,
+    updatedAt: now
+  }
+  yield* (yield* WebhookStore).updateEndpoint(updated)
+  return updated
+})
+
+/** The newest deliveries of an endpoint and its delivery log. */
+export const deliveries = Effect.fn("Webhooks.deliveries")(function* (id: string, limit = 50) {
+  const endpoint = yield* findEndpoint(id)
+  const store = yield* WebhookStore
+  return {
+    endpoint,
+    deliveries: yield* store.listDeliveries(id, limit),
+    attempts: yield* store.listAttempts(id, limit)
+  } satisfies {
+    readonly endpoint: EndpointRecord
+    readonly deliveries: ReadonlyArray<DeliveryRecord>
+    readonly attempts: ReadonlyArray<AttemptRecord>
+  }
+})
+
+/** Sends an event again to every endpoint it was meant for (same `webhook-id`). */
+export const resend = Effect.fn("Webhooks.resend")(function* (eventId: string) {
+  const now = yield* Clock.currentTimeMillis
+  return yield* (yield* WebhookStore).requeueEvent(eventId, now)
+})
+
+/** Queues every event since `since` that the endpoint selected and did not get. */
+export const recover = Effect.fn("Webhooks.recover")(function* (id: string, since: number) {
+  yield* findEndpoint(id)
+  const now = yield* Clock.currentTimeMillis
+  return yield* (yield* WebhookStore).recover(id, since, now)
+})
+
+/** Queues a `webhook.test` event for one endpoint; returns its event id. */
+export const sendTest = Effect.fn("Webhooks.sendTest")(function* (id: string) {
+  const endpoint = yield* findEndpoint(id)
+  const now = yield* Clock.currentTimeMillis
+  const eventId = yield* Ulid.eventId
+  const outbox = yield* EventOutbox
+  const store = yield* WebhookStore
+  yield* (yield* Transactor).withTransaction(
+    Effect.zipRight(
+      outbox.append({
+        id: eventId,
+        type: "webhook.test",
+        customerNo: endpoint.customerNo,
+        trackNo: "",
+        livemode: false,
+        occurredAt: now,
+        data: { endpoint_id: endpoint.id }
+      }),
+      store.enqueue(endpoint.id, eventId, now)
+    )
+  )
+  return eventId
+})
+
+// ---------------------------------------------------------------------------------------------
+// Dispatcher
+
+/** Tuning of the dispatcher; the defaults suit one process on SQLite. */
+export interface DispatchOptions {
+  /** Who holds the leases (one id per dispatcher). */
+  readonly owner: string
+  /** Deliveries claimed per round. Default 64. */
+  readonly batch?: number
+  /** Parallel sends. Default 16. */
+  readonly concurrency?: number
+  /** How long a claim is held; must exceed the transport's total timeout. Default 60 s. */
+  readonly leaseMs?: number
+}
+
+/** What one round did. */
+export interface DispatchSummary {
+  readonly claimed: number
+  readonly delivered: number
+  readonly failed: number
+}
+
+const userAgent = "Waybill-Webhooks/1"
+
+const isOk = (status: number) => status >= 200 && status <= 299
+
+/** One claimed delivery: sign, send, record. */
+const deliver = (owner: string, claimed: Claimed) =>
+  Effect.gen(function* () {
+    const { delivery, endpoint, event } = claimed
+    const store = yield* WebhookStore
+    const transport = yield* WebhookTransport
+    const now = yield* Clock.currentTimeMillis
+    const secrets = [yield* openSecret(endpoint.secret)]
+    if (endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now)
+      secrets.push(yield* openSecret(endpoint.previousSecret))
+    const body = envelope(event)
+    const signed = yield* Signature.headers(secrets, event.id, Math.floor(now / 1000), body)
+    const response = yield* transport.send({
+      url: endpoint.url,
+      headers: { ...signed, "content-type": "application/json", "user-agent": userAgent },
+      body
+    })
+    const at = yield* Clock.currentTimeMillis
+    const attempts = delivery.attempts + 1
+    const ok = response._tag === "Answered" && isOk(response.status)
+    const status = response._tag === "Answered" ? response.status : null
+    const gone = status === 410
+    let outcome: Outcome
+    if (ok) outcome = { _tag: "Delivered" }
+    else {
+      const random = (yield* uniformInt(1_000_000)) / 1_000_000
+      const retryAfterMs =
+        response._tag === "Answered"
+          ? Option.getOrUndefined(Schedule.parseRetryAfter(response.retryAfter, at))
+          : undefined
+      outcome = Option.match(
+        Schedule.nextDelay(
+          {
+            attempts,
+            status: status ?? undefined,
+            timedOut: response._tag === "NoAnswer" && response.reason === "timeout",
+            retryAfterMs
+          },
+          random
+        ),
+        {
+          onNone: (): Outcome => ({ _tag: "Exhausted" }),
+          onSome: (d): Outcome => ({ _tag: "Retry", nextAttemptAt: at + d })
+        }
+      )
+    }
+    const attempt: AttemptRecord = {
+      endpointId: endpoint.id,
+      eventId: event.id,
+      attempt: attempts,
+      at,
+      status,
+      ok,
+      durationMs: Math.round(response.durationMs),
+      response: (response._tag === "Answered" ? response.head : `${response.reason}: ${response.message}`).slice(0, 512)
+    }
+    yield* store.complete({ owner, attempt, outcome })
+    if (gone) {
+      // 410 Gone: the receiver says this endpoint will never work again.
+      yield* store.updateEndpoint({ ...endpoint, enabled: false, disabledReason: "gone", updatedAt: at })
+      yield* Effect.logWarning("waybill webhooks: endpoint answered 410 and was disabled").pipe(
+        Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
+      )
+      yield* tellOwner(endpoint, "gone")
+    } else if (yield* store.noteHealth({ endpointId: endpoint.id, ok, now: at, disableAfterMs })) {
+      yield* Effect.logWarning("waybill webhooks: endpoint failed for 5 days and was disabled").pipe(
+        Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
+      )
+      yield* tellOwner(endpoint, "failing")
+    }
+    return ok
+  })
+
+/**
+ * One round: lease due deliveries, send them (shipments in parallel, each shipment's events in
+ * order, because only the oldest pending delivery of a shipment is ever claimable), record.
+ */
+export const dispatchOnce = (
+  options: DispatchOptions
+): Effect.Effect<DispatchSummary, StorageError, WebhookStore | WebhookTransport | KeyRing | Entropy> =>
+  Effect.gen(function* () {
+    const store = yield* WebhookStore
+    const now = yield* Clock.currentTimeMillis
+    const claimed = yield* store.claimDue({
+      owner: options.owner,
+      now,
+      leaseMs: options.leaseMs ?? 60_000,
+      limit: options.batch ?? 64
+    })
+    const results = yield* Effect.forEach(
+      claimed,
+      (c) =>
+        // One broken delivery (say, a secret sealed under a KeyRing secret that is gone) must
+        // not stop the others; its lease expires and it is tried again later.
+        deliver(options.owner, c).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.as(
+              Effect.logError("waybill webhooks: delivery failed unexpectedly", cause).pipe(
+                Effect.annotateLogs({ endpoint: c.endpoint.id, event: c.event.id })
+              ),
+              false
+            )
+          )
+        ),
+      { concurrency: options.concurrency ?? 16 }
+    )
+    const delivered = results.filter((ok) => ok).length
+    return { claimed: claimed.length, delivered, failed: claimed.length - delivered }
+  }).pipe(Effect.withSpan("Webhooks.dispatchOnce"))
+
+/**
+ * The dispatcher loop, for a host to fork as a fiber: rounds back to back while there is work,
+ * `idle` (default 1 s) between empty rounds; a storage failure is logged and retried after
+ * `idle`. Interrupting it is safe at any point: a lease taken and not completed expires and
+ * the delivery is sent again.
+ */
+export const runDispatcher = (
+  options: Omit<DispatchOptions, "owner"> & { readonly owner?: string; readonly idle?: Duration.DurationInput } = {}
+): Effect.Effect<never, never, WebhookStore | WebhookTransport | KeyRing | Entropy> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const owner = options.owner ?? `dispatcher_${yield* Ulid.make}`
+      const idle = options.idle ?? Duration.seconds(1)
+      // Housekeeping beside the loop: forget finished deliveries and log lines after 30 days.
+      yield* Effect.forkScoped(
+        Effect.repeat(
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.flatMap(WebhookStore, (store) => store.prune(now - retentionMs))
+          ).pipe(Effect.catchAllCause((cause) => Effect.logWarning("waybill webhooks: pruning failed", cause))),
+          EffectSchedule.spaced(Duration.hours(1))
+        )
+      )
+      return yield* Effect.forever(
+        dispatchOnce({ ...options, owner }).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logWarning("waybill webhooks: dispatch round failed", cause), {
+              claimed: 0,
+              delivered: 0,
+              failed: 0
+            })
+          ),
+          Effect.flatMap((summary) => (summary.claimed > 0 ? Effect.void : Effect.sleep(idle)))
+        )
+      )
+    })
+  )
+
+/** What the endpoint-management programs need (the dispatcher also needs a `WebhookTransport`). */
+export type WebhooksRequirements = WebhookStore | AccountStore | EventOutbox | Transactor | KeyRing | Entropy
+
+/** An endpoint as operators see it: never the secret. */
+export const viewEndpoint = (e: EndpointRecord) => ({
+  id: e.id,
+  customer_no: e.customerNo,
+  url: e.url,
+  events: e.eventTypes,
+  enabled: e.enabled,
+  disabled_reason: e.disabledReason,
+  failing_since: e.failingSince === null ? null : new Date(e.failingSince).toISOString(),
+  previous_secret_until: e.previousSecretUntil === null ? null : new Date(e.previousSecretUntil).toISOString(),
+  created_at: new Date(e.createdAt).toISOString()
+})
+
+/** A delivery as operators see it. */
+export const viewDelivery = (d: DeliveryRecord) => ({
+  event_id: d.eventId,
+  track_no: d.trackNo,
+  sequence: d.sequence,
+  status: d.status,
+  attempts: d.attempts,
+  next_attempt_at: d.status === "pending" ? new Date(d.nextAttemptAt).toISOString() : null,
+  last_status: d.lastStatus
+})
+
+/** One line of the delivery log as operators see it. */
+export const viewAttempt = (a: AttemptRecord) => ({
+  event_id: a.eventId,
+  attempt: a.attempt,
+  at: new Date(a.at).toISOString(),
+  status: a.status,
+  ok: a.ok,
+  duration_ms: a.durationMs,
+  response: a.response
+})
