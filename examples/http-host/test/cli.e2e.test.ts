@@ -5,7 +5,8 @@ import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
-import { Booking } from "@waybill/core"
+import { Admission, Booking, Credentials } from "@waybill/core"
+import * as Option from "effect/Option"
 import { openDatabase, waybillLayer } from "../src/host.js"
 import { shipment } from "./harness.js"
 
@@ -51,10 +52,15 @@ describe("pnpm waybill (CLI)", () => {
     // book through the library against the same database file
     const database = await openDatabase(db)
     const booked = await Effect.runPromise(
-      Booking.createShipments({
-        body: { data: { shipments: [shipment()] } },
-        authorization: `Bearer ${created.out.live_key}`
-      }).pipe(Effect.provide(waybillLayer(database.db, { dbFile: db })))
+      Admission.admit({
+        client: Option.none(),
+        resolution: Credentials.fromAuthorization(`Bearer ${created.out.live_key}`)
+      }).pipe(
+        Effect.flatMap((principal) =>
+          Booking.createShipments({ principal, body: { data: { shipments: [shipment()] } } })
+        ),
+        Effect.provide(waybillLayer(database.db, { dbFile: db }))
+      )
     )
     await database.close()
     const trackNo = booked.shipments[0]!.track_no

@@ -10,7 +10,8 @@ import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
-import { Booking, Documents, EventOutbox } from "@waybill/core"
+import * as Option from "effect/Option"
+import { Admission, Booking, Credentials, Documents, EventOutbox } from "@waybill/core"
 import { openDatabase, waybillLayer } from "../src/host.js"
 import { bookOne, OPERATOR_TOKEN, shipment, startHost, type TestAccount, type TestHost } from "./harness.js"
 import { decode, hasOpenssl, httpsFetch, pdf, selfSigned, twoToneImage } from "./documentFiles.js"
@@ -301,10 +302,15 @@ describe("pnpm waybill document|signature|order (CLI)", () => {
     const created = await json("account", "create", "--name", "Docs CLI")
     const database = await openDatabase(db)
     const booked = await Effect.runPromise(
-      Booking.createShipments({
-        body: { data: { shipments: [shipment()] } },
-        authorization: `Bearer ${created.out.live_key}`
-      }).pipe(Effect.provide(waybillLayer(database.db, { dbFile: db })))
+      Admission.admit({
+        client: Option.none(),
+        resolution: Credentials.fromAuthorization(`Bearer ${created.out.live_key}`)
+      }).pipe(
+        Effect.flatMap((principal) =>
+          Booking.createShipments({ principal, body: { data: { shipments: [shipment()] } } })
+        ),
+        Effect.provide(waybillLayer(database.db, { dbFile: db }))
+      )
     )
     await database.close()
     const trackNo = booked.shipments[0]!.track_no

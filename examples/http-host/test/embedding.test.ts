@@ -12,10 +12,11 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Accounts, Booking, Operations } from "@waybill/core"
+import { Accounts, Admission, Booking, Credentials, Operations } from "@waybill/core"
 import type { HandlerRequirements } from "@waybill/http"
 import { shipment } from "./harness.js"
 
+import * as Option from "effect/Option"
 // #region sample
 import { hkdfSync } from "node:crypto"
 import { createServer } from "node:http"
@@ -146,7 +147,11 @@ describe("embedding Waybill in a team's node:http server (docs/embedding.md)", (
     const created = await run(Accounts.createAccount({ name: "Globex" }))
     const liveKey = Redacted.value(created.liveKey) // shown once: hand it to the customer now
 
-    const booked = await run(Booking.createShipments({ body, authorization: `Bearer ${liveKey}` }))
+    // The HTTP layer authenticates and admits once per request; a program does it with the same door.
+    const principal = await run(
+      Admission.admit({ client: Option.none(), resolution: Credentials.fromAuthorization(`Bearer ${liveKey}`) })
+    )
+    const booked = await run(Booking.createShipments({ principal, body }))
     const trackNo = booked.shipments[0]!.track_no
 
     const assigned = await run(Operations.perform(trackNo, { action: "assign", driverId: "drv-7" }))

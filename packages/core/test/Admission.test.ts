@@ -11,6 +11,7 @@ import type { AccountRecord, Principal } from "../src/access/Account.js"
 import { AccountStore, type AccountStoreShape } from "../src/access/AccountStore.js"
 import * as Admission from "../src/access/Admission.js"
 import * as ClientIp from "../src/access/ClientIp.js"
+import * as Credentials from "../src/access/Credentials.js"
 import { defaults, WaybillConfig, type WaybillConfigShape } from "../src/shared/Config.js"
 import { type IpBlock, IpBlocklist } from "../src/access/IpBlocklist.js"
 import { KeyRing } from "../src/shared/KeyRing.js"
@@ -123,8 +124,19 @@ describe("Admission.admitKey", () => {
   )
 })
 
-describe("Admission.admitOptionalKey", () => {
+describe("Admission.admit and admitOptional", () => {
+  /** The optional-key door as quote and track use it: header, then query `key`. */
+  const optional = (input: {
+    readonly client: Option.Option<ClientIp.Address>
+    readonly authorization: string | null
+    readonly key: ReadonlyArray<string>
+  }) =>
+    Admission.admitOptional({
+      client: input.client,
+      resolution: Credentials.resolve(input.authorization, [{ source: "query.key", values: input.key }])
+    })
   const noStore = Layer.mergeAll(
+    memoryBlocklist().layer,
     Layer.succeed(AccountStore, {} as AccountStoreShape),
     KeyRing.fromSecrets({
       "api-key": [{ id: "k", material: Redacted.make(new Uint8Array(32)) }],
@@ -137,34 +149,50 @@ describe("Admission.admitOptionalKey", () => {
   it.effect("without a key: anonymous, limited per address (IPv6 by /64)", () =>
     Effect.gen(function* () {
       const input = (address: string) => ({ client: ip(address), authorization: null, key: [] })
-      expect(yield* Admission.admitOptionalKey(input("2001:db8:5:6::1"))).toEqual(Option.none())
-      yield* Effect.flip(Admission.admitOptionalKey(input("2001:db8:5:6::2"))).pipe(
-        Effect.map((e) => expect(e._tag).toBe("RateLimited"))
-      )
-      yield* Admission.admitOptionalKey(input("2001:db8:5:7::1"))
+      expect(yield* optional(input("2001:db8:5:6::1"))).toEqual(Option.none())
+      yield* Effect.flip(optional(input("2001:db8:5:6::2"))).pipe(Effect.map((e) => expect(e._tag).toBe("RateLimited")))
+      yield* optional(input("2001:db8:5:7::1"))
       const usage = yield* FiberRef.get(Admission.currentUsage)
       expect(Option.map(usage, (u) => [u.policy, u.limit, u.remaining])).toEqual(Option.some(["ip", 1, 0]))
       // No known address: nothing to count by.
-      yield* Admission.admitOptionalKey({ client: Option.none(), authorization: null, key: [] })
+      yield* optional({ client: Option.none(), authorization: null, key: [] })
     }).pipe(Effect.provide(Layer.merge(services(config({ perClient: { requests: 1, windowSeconds: 60 } })), noStore)))
   )
 
   it.effect("a key that does not authenticate is refused, never treated as anonymous", () =>
     Effect.gen(function* () {
       const bad = yield* Effect.flip(
-        Admission.admitOptionalKey({ client: ip("198.51.100.1"), authorization: null, key: ["wb_live_nope"] })
+        optional({ client: ip("198.51.100.1"), authorization: null, key: ["wb_live_nope"] })
       )
       expect(bad._tag).toBe("InvalidCredential")
-      const header = yield* Effect.flip(
-        Admission.admitOptionalKey({ client: ip("198.51.100.1"), authorization: "Basic abc", key: [] })
-      )
+      const header = yield* Effect.flip(optional({ client: ip("198.51.100.1"), authorization: "Basic abc", key: [] }))
       expect(header._tag).toBe("InvalidCredential")
-      const twice = yield* Effect.flip(
-        Admission.admitOptionalKey({ client: ip("198.51.100.1"), authorization: null, key: ["a", "b"] })
-      )
+      const twice = yield* Effect.flip(optional({ client: ip("198.51.100.1"), authorization: null, key: ["a", "b"] }))
       expect(twice).toMatchObject({ _tag: "InvalidCredential", reason: "duplicate" })
     }).pipe(Effect.provide(Layer.merge(services(), noStore)))
   )
+
+  it.effect("a required key that is missing is MissingCredential, and counts no address limit", () =>
+    Effect.gen(function* () {
+      const missing = yield* Effect.flip(
+        Admission.admit({ client: ip("198.51.100.1"), resolution: Credentials.resolve(null, []) })
+      )
+      expect(missing._tag).toBe("MissingCredential")
+      expect(yield* FiberRef.get(Admission.currentUsage)).toEqual(Option.none())
+    }).pipe(Effect.provide(Layer.merge(services(), noStore)))
+  )
+
+  it.effect("a blocked address is refused before any credential is looked at", () => {
+    const { blocks, layer: blocked } = memoryBlocklist()
+    const ipKey = ClientIp.blockKey(Option.getOrThrow(ip("198.51.100.1")))
+    blocks.set(ipKey, { ipKey, until: Number.MAX_SAFE_INTEGER, reason: "t", createdAt: 0, strikes: 1 })
+    return Effect.gen(function* () {
+      const refused = yield* Effect.flip(
+        Admission.admit({ client: ip("198.51.100.1"), resolution: Credentials.resolve("Basic abc", []) })
+      )
+      expect(refused._tag).toBe("IpBlocked")
+    }).pipe(Effect.provide(Layer.mergeAll(services(), noStore, blocked)))
+  })
 })
 
 describe("Abuse", () => {

@@ -281,7 +281,7 @@ describe("Booking.createShipments structural messages", () => {
     )
     const run = (shipments: Array<unknown>) =>
       Effect.runPromise(
-        Effect.either(Booking.createShipments({ body: { data: { shipments } }, authorization: null, principal })).pipe(
+        Effect.either(Booking.createShipments({ body: { data: { shipments } }, principal })).pipe(
           Effect.provide(layer)
         ) as never
       ) as Promise<{ _tag: string; left?: { problems: ReadonlyArray<string> } }>

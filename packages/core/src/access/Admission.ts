@@ -17,8 +17,17 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { AccountRecord, Principal } from "./Account.js"
 import * as ClientIp from "./ClientIp.js"
-import { type RateLimitRule, WaybillConfig } from "../shared/index.js"
+import {
+  type InvalidCredential,
+  type KeyRing,
+  type MissingCredential,
+  type RateLimitRule,
+  type StorageError,
+  WaybillConfig
+} from "../shared/index.js"
+import type { AccountStore } from "./AccountStore.js"
 import * as Credentials from "./Credentials.js"
+import * as IpBlocks from "./IpBlocklist.js"
 import { RateLimiter } from "./RateLimiter.js"
 
 /** The client address is outside the account's IP allowlist (or unknown while one is set). */
@@ -129,23 +138,52 @@ export const admitClient = Effect.fnUntraced(function* (client: Option.Option<Cl
   yield* limit("ip", `${IP_BUCKET}${ClientIp.blockKey(client.value)}`, config.limits.perClient)
 })
 
-/**
- * For endpoints where the key is optional (quote, track: interface 5): no key at all is an
- * anonymous request, limited by address; a key (query `key` or an Authorization header, which
- * alone decides) must authenticate and is admitted with {@link admitKey}. An invalid key never
- * falls back to anonymous: it is `InvalidCredential`.
- */
-export const admitOptionalKey = Effect.fnUntraced(function* (input: {
+/** Why the door refuses: a blocked address, the credential, the allowlist, a limit, or storage. */
+export type AdmitError =
+  | IpBlocks.IpBlocked
+  | MissingCredential
+  | InvalidCredential
+  | IpNotAllowed
+  | RateLimited
+  | StorageError
+
+/** What the door reads: blocks, keys, secrets, counters and limits. */
+export type AdmitRequirements = IpBlocks.IpBlocklist | AccountStore | KeyRing | RateLimiter | WaybillConfig
+
+/** What the door is given: the client address and the credential the precedence rules found. */
+export interface AdmitInput {
   readonly client: Option.Option<ClientIp.Address>
-  readonly authorization: string | null
-  readonly key: ReadonlyArray<string>
-}) {
-  const resolution = Credentials.resolve(input.authorization, [{ source: "query.key", values: input.key }])
-  if (resolution._tag === "None") {
-    yield* admitClient(input.client)
-    return Option.none<Principal>()
+  readonly resolution: Credentials.Resolution
+}
+
+/**
+ * The one door of every keyed endpoint (booking, cancel, documents), run once per request before
+ * the use case: a blocked address is refused first; then the credential the precedence rules
+ * found (`Credentials`) is authenticated (none is `MissingCredential`), and admitted by the
+ * account's IP allowlist and the per-key limit. Use cases receive the principal, never the raw
+ * request.
+ */
+export const admit: (input: AdmitInput) => Effect.Effect<Principal, AdmitError, AdmitRequirements> = Effect.fnUntraced(
+  function* (input: AdmitInput) {
+    yield* IpBlocks.check(input.client)
+    const principal = yield* Credentials.authenticate(input.resolution)
+    yield* admitKey(principal, input.client)
+    return principal
   }
-  const principal = yield* Credentials.authenticate(resolution)
-  yield* admitKey(principal, input.client)
-  return Option.some(principal)
+)
+
+/**
+ * {@link admit} for endpoints where the key is optional (quote, track: interface 5): no
+ * credential at all is an anonymous request, limited by address; a credential must
+ * authenticate. An invalid key never falls back to anonymous.
+ */
+export const admitOptional: (
+  input: AdmitInput
+) => Effect.Effect<Option.Option<Principal>, AdmitError, AdmitRequirements> = Effect.fnUntraced(function* (
+  input: AdmitInput
+) {
+  if (input.resolution._tag !== "None") return Option.some(yield* admit(input))
+  yield* IpBlocks.check(input.client)
+  yield* admitClient(input.client)
+  return Option.none<Principal>()
 })

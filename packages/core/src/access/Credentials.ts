@@ -61,15 +61,33 @@ export const resolve = (authorization: string | null | undefined, candidates: Re
   return NONE
 }
 
+/** Create shipments, after the header: body `data.token`, then `data.key`. */
+export const bookingPlaces = (data: { readonly token?: unknown; readonly key?: unknown }): ReadonlyArray<Candidate> => [
+  { source: "body.token", values: [data.token] },
+  { source: "body.key", values: [data.key] }
+]
+
+/** Documents metadata, after the header: form `key`, then query `key`, `apikey`, `token`. */
+export const documentsPlaces = (
+  form: (name: string) => ReadonlyArray<string>,
+  query: (name: string) => ReadonlyArray<string>
+): ReadonlyArray<Candidate> => [
+  { source: "form.key", values: form("key") },
+  { source: "query.key", values: query("key") },
+  { source: "query.apikey", values: query("apikey") },
+  { source: "query.token", values: query("token") }
+]
+
+/** Cancel, quote and track, after the header: query `key`. */
+export const queryKeyPlaces = (query: (name: string) => ReadonlyArray<string>): ReadonlyArray<Candidate> => [
+  { source: "query.key", values: query("key") }
+]
+
 /** Create shipments: header, then body `data.token`, then `data.key`. */
 export const forBooking = (
   authorization: string | null | undefined,
   data: { readonly token?: unknown; readonly key?: unknown }
-): Resolution =>
-  resolve(authorization, [
-    { source: "body.token", values: [data.token] },
-    { source: "body.key", values: [data.key] }
-  ])
+): Resolution => resolve(authorization, bookingPlaces(data))
 
 /**
  * Turns a resolution into the principal it names. Missing -> MissingCredential; everything else

@@ -12,7 +12,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type { Principal, RateCard, AccountStore, ClientIp } from "../access/index.js"
+import type { Principal, RateCard, AccountStore } from "../access/index.js"
 import * as Catalog from "./Catalog.js"
 import type { BusinessHours, ServiceOption, VehicleOption, WaybillConfigShape, KeyRing } from "../shared/index.js"
 import {
@@ -26,7 +26,7 @@ import {
   Transactor,
   Ulid
 } from "../shared/index.js"
-import { Credentials, IpBlocklist as IpBlocks } from "../access/index.js"
+import type { IpBlocklist as IpBlocks } from "../access/index.js"
 import { parseDateInput } from "./DateInput.js"
 import { estimate } from "./Eta.js"
 import { EventOutbox, ShipmentStore } from "../shipments/index.js"
@@ -645,53 +645,26 @@ export const book = Effect.fnUntraced(function* (p: ShipmentPlan, principal: Pri
   return yield* withRetries(10)
 })
 
-/** What the HTTP layer hands over: the parsed body and the raw Authorization header (null if absent). */
-/**
- * Who may book: the IP block check, then the credential by precedence (Authorization header,
- * then `data.token`, then `data.key`). A server calls this with the header alone before reading
- * the body, so an invalid Bearer is a 401 whatever the body holds.
- */
-export const authorize = (input: {
-  readonly client?: Option.Option<ClientIp.Address>
-  readonly authorization: string | null
-  readonly data?: { readonly token?: unknown; readonly key?: unknown }
-}) =>
-  Effect.zipRight(
-    IpBlocks.check(input.client ?? Option.none()),
-    Credentials.authenticate(Credentials.forBooking(input.authorization, input.data ?? {}))
-  )
-
 export interface CreateShipmentsInput {
-  /** The resolved client address, if known; blocked addresses are refused first. */
-  readonly client?: Option.Option<ClientIp.Address>
+  /** The authenticated and admitted caller (see `Admission.admit`). */
+  readonly principal: Principal
+  /** The parsed body: `{"data": {"shipments": [...]}}`. */
   readonly body: unknown
-  readonly authorization: string | null
-  /** Already authorized (see {@link authorize}); skips the IP check and credential lookup. */
-  readonly principal?: Principal | undefined
 }
 
 /** The decoders, made once (synchronous: no effect steps for a pure decode). */
 const decodeRequest = Schema.decodeUnknownEither(CreateShipmentsRequest)
 const decodeShipment = Schema.decodeUnknownEither(ShipmentInput, { errors: "all" })
 
-const asRecord = (u: unknown): Record<string, unknown> | undefined =>
-  typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : undefined
-
 /**
- * The create-shipments use case. Credentials are resolved and checked before the body's shape,
- * so an invalid Bearer header is always a 401. One shipment that fails validation is a
+ * The create-shipments use case, for a caller already admitted (`Admission.admit`: the key
+ * precedence, header, then `data.token`, then `data.key`, is the HTTP layer's). One shipment that fails validation is a
  * `ValidationFailed`; with several, each failing shipment carries its own `errors` and the valid
  * ones are booked.
  */
 export const createShipments = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
-  const principal =
-    input.principal ??
-    (yield* authorize({
-      ...(input.client === undefined ? {} : { client: input.client }),
-      authorization: input.authorization,
-      data: asRecord(asRecord(input.body)?.["data"]) ?? {}
-    }))
+  const principal = input.principal
 
   const parsed = decodeRequest(input.body)
   if (Either.isLeft(parsed)) {

@@ -16,8 +16,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { RateCard, ClientIp } from "../access/index.js"
-import { Admission, IpBlocklist as IpBlocks } from "../access/index.js"
+import type { RateCard, ClientIp, Principal } from "../access/index.js"
 import * as Booking from "./Booking.js"
 import * as Catalog from "./Catalog.js"
 import {
@@ -329,7 +328,8 @@ export const price = (request: QuoteRequest, ctx: QuoteContext): Either.Either<Q
 export interface QuoteInput {
   /** The resolved client address (none when unknown); blocked addresses are refused first. */
   readonly client: Option.Option<ClientIp.Address>
-  readonly authorization: string | null
+  /** The caller's principal when a key was given (see `Admission.admit`), else none: list rates. */
+  readonly principal: Option.Option<Principal>
   readonly query: Query
 }
 
@@ -338,12 +338,7 @@ export interface QuoteInput {
  * never list rates) with its allowlist and limit, else the address's limit; then the query.
  */
 export const quote = Effect.fn("Quote.quote")(function* (input: QuoteInput) {
-  yield* IpBlocks.check(input.client)
-  const principal = yield* Admission.admitOptionalKey({
-    client: input.client,
-    authorization: input.authorization,
-    key: input.query("key")
-  })
+  const principal = input.principal
   const config = yield* WaybillConfig
   const geo = yield* Geo
   const zips = new Map<string, ZipLocation>()

@@ -163,11 +163,10 @@ const matchIndexOf = (lookup: Lookup): ((order: OrderRecord) => number) => {
 // Metadata lookup
 
 export interface LookupInput {
-  /** The resolved client address; blocked addresses are refused first. */
+  /** The resolved client address (abuse counting). */
   readonly client: Option.Option<ClientIp.Address>
-  readonly authorization: string | null
-  /** Credential places after the header, in precedence order (form key, query key, apikey, token). */
-  readonly credentials: ReadonlyArray<Credentials.Candidate>
+  /** The authenticated and admitted caller (see `Admission.admit`). */
+  readonly principal: Principal
   readonly params: LookupParams
 }
 
@@ -200,13 +199,10 @@ export const issueTicket = (principal: Principal, document: DocumentRecord, now:
  * fresh ticket for each. Production and test keys both read their accounts' real documents.
  */
 export const lookup = Effect.fn("Documents.lookup")(function* (input: LookupInput) {
-  yield* IpBlocks.check(input.client)
   const config = yield* WaybillConfig
   const limits = config.documents
   const parsed = parseLookup(input.params, limits)
-  const principal = yield* Credentials.authenticate(Credentials.resolve(input.authorization, input.credentials))
-  // Like every keyed endpoint: the account's IP allowlist and the per-key request limit.
-  yield* Admission.admitKey(principal, input.client)
+  const principal = input.principal
   if (Either.isLeft(parsed)) return yield* parsed.left
   const query = parsed.right
   const customers = yield* Credentials.readableAccounts(principal)

@@ -15,7 +15,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Principal, ClientIp } from "../access/index.js"
-import { Abuse, Admission, Credentials, IpBlocklist as IpBlocks } from "../access/index.js"
+import { Abuse } from "../access/index.js"
 import { VersionConflict, Transactor } from "../shared/index.js"
 import * as Lifecycle from "./Lifecycle.js"
 import { commit } from "./Operations.js"
@@ -50,9 +50,8 @@ export const TRACKING_NUMBER = /^\d{6,8}$/
 export interface CancelInput {
   /** The resolved client address (none when unknown); blocked addresses are refused first. */
   readonly client: Option.Option<ClientIp.Address>
-  readonly authorization: string | null
-  /** Every `key` query value (a repeated key is refused). */
-  readonly key: ReadonlyArray<string>
+  /** The authenticated and admitted caller (see `Admission.admit`). */
+  readonly principal: Principal
   /** Every `id` query value. */
   readonly id: ReadonlyArray<string>
 }
@@ -67,16 +66,11 @@ const cancelable = (principal: Principal, s: ShipmentRecord) =>
 /**
  * The cancel use case. Races with a concurrent driver assignment are settled by the optimistic
  * version check: on a conflict the shipment is read again and the decision retaken, so exactly
- * one of the two wins and the loser gets the answer the new state calls for. Order of checks:
- * a blocked address, the key, the account's IP allowlist and the per-key limit (`Admission`),
- * then the id.
+ * one of the two wins and the loser gets the answer the new state calls for. The caller was
+ * admitted before (`Admission.admit`: blocked address, key, allowlist, limit); then the id.
  */
 export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) {
-  yield* IpBlocks.check(input.client)
-  const principal = yield* Credentials.authenticate(
-    Credentials.resolve(input.authorization, [{ source: "query.key", values: input.key }])
-  )
-  yield* Admission.admitKey(principal, input.client)
+  const principal = input.principal
   const id = parseId(input.id)
   // A miss (malformed, unknown, or not this key's) counts towards the address's abuse limit.
   if (Option.isNone(id)) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new InvalidTrackingNumber())

@@ -16,7 +16,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Abuse, Admission, Credentials, IpBlocklist as IpBlocks } from "../access/index.js"
+import { Abuse, Credentials } from "../access/index.js"
 import type { Principal, ClientIp } from "../access/index.js"
 import { parseId } from "./Cancel.js"
 import type { DomainEvent } from "./Event.js"
@@ -201,9 +201,8 @@ export const preciseView = (
 export interface TrackInput {
   /** The resolved client address (none when unknown); blocked addresses are refused first. */
   readonly client: Option.Option<ClientIp.Address>
-  readonly authorization: string | null
-  /** Every `key` query value (optional; a repeated key is refused). */
-  readonly key: ReadonlyArray<string>
+  /** The caller's principal when a key was given (see `Admission.admit`), else none. */
+  readonly principal: Option.Option<Principal>
   /** Every `idx` query value: the tracking number. */
   readonly idx: ReadonlyArray<string>
 }
@@ -218,13 +217,11 @@ const notFound = (client: Option.Option<ClientIp.Address>) =>
   Effect.zipRight(Abuse.recordMiss(client), Effect.fail(new TrackingNotFound()))
 
 /**
- * The track use case. Order of checks: a blocked address, then the key if one is given
- * (invalid is refused, never treated as anonymous) with its allowlist and limit, or the
- * address's limit without one; then the tracking number.
+ * The track use case, for a caller already admitted (`Admission.admit` with an optional key:
+ * anonymous callers are limited by address, an invalid key never becomes anonymous).
  */
 export const track = Effect.fn("Track.track")(function* (input: TrackInput) {
-  yield* IpBlocks.check(input.client)
-  const principal = yield* Admission.admitOptionalKey(input)
+  const principal = input.principal
   const id = parseId(input.idx)
   if (Option.isNone(id)) return yield* notFound(input.client)
   const found = yield* Effect.flatMap(ShipmentStore, (store) => store.findByTrackNo(id.value))

@@ -1,12 +1,13 @@
 /** `POST /api/v1/order/json/`: create shipments (interface 4.1). */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { Admission, BadRequest, Booking, WaybillConfig } from "@waybill/core"
+import { BadRequest, Booking, Credentials, WaybillConfig } from "@waybill/core"
 import { isJson, mediaType, readBody } from "../internal/body.js"
 import { admissionErrors, badRequestErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { WaybillRequest } from "../Raw.js"
 import type { Route } from "./Route.js"
+import { keyed } from "../internal/access.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType")<{ readonly message: string }> {}
 
@@ -53,20 +54,15 @@ const bodyData = (body: unknown): Record<string, unknown> => {
 
 export const createShipmentsRoute: Route = {
   methods: ["POST"],
-  run: ({ request, client }) =>
+  run: (ctx) =>
     Effect.gen(function* () {
       const config = yield* WaybillConfig
-      const authorization = request.headers.get("authorization")
-      // A header alone decides, so check it before reading the body: an invalid Bearer is a 401
-      // even when the body is also malformed or too large.
-      const principal = authorization === null ? undefined : yield* Booking.authorize({ client, authorization })
-      // Allowlist and per-key limit right after authentication, before the body when we can.
-      if (principal !== undefined) yield* Admission.admitKey(principal, client)
-      const body = yield* bookingBody(request, config.booking.maxBodyBytes)
-      const keyed = principal ?? (yield* Booking.authorize({ client, authorization, data: bodyData(body) }))
-      if (principal === undefined) yield* Admission.admitKey(keyed, client)
-      const data = yield* Booking.createShipments({ client, body, authorization, principal: keyed })
-      return success(data)
+      // Interface 5: the header, then the body's data.token, then data.key.
+      const { principal, input: body } = yield* keyed(ctx, {
+        read: () => bookingBody(ctx.request, config.booking.maxBodyBytes),
+        candidates: (body) => Credentials.bookingPlaces(bodyData(body))
+      })
+      return success(yield* Booking.createShipments({ principal, body }))
     }).pipe(
       Effect.catchTags({
         IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked)),

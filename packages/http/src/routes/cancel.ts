@@ -1,22 +1,24 @@
 /** `GET /api/v1/order/cancel/json/?id=&key=`: cancel a shipment (interface 4.4, 7.4). */
 import * as Effect from "effect/Effect"
-import { Cancel } from "@waybill/core"
+import { Cancel, Credentials } from "@waybill/core"
 import { admissionErrors, credentialErrors, storageErrors, Messages } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import { withHeaders } from "../Raw.js"
+import { keyed, queryOf } from "../internal/access.js"
 import type { Route } from "./Route.js"
 
 export const cancelRoute: Route = {
   methods: ["GET"],
-  run: ({ request, url, client }) => {
+  run: (ctx) => {
     // A key in the URL is a secret in a URL: never let a cache keep the answer.
     const noStore = { "cache-control": "no-store" }
-    return Cancel.cancel({
-      client,
-      authorization: request.headers.get("authorization"),
-      key: url.searchParams.getAll("key"),
-      id: url.searchParams.getAll("id")
+    return keyed(ctx, {
+      read: () => Effect.void,
+      candidates: () => Credentials.queryKeyPlaces(queryOf(ctx))
     }).pipe(
+      Effect.flatMap(({ principal }) =>
+        Cancel.cancel({ client: ctx.client, principal, id: ctx.url.searchParams.getAll("id") })
+      ),
       Effect.map((payload) => success(payload, 200, noStore)),
       Effect.catchTags({
         IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked, noStore)),

@@ -12,13 +12,14 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { type Credentials, Documents } from "@waybill/core"
+import { Credentials, Documents } from "@waybill/core"
 import { isJson, mediaType, readBody } from "../internal/body.js"
 import { Messages, admissionErrors, storageErrors } from "../internal/errors.js"
 import { isHttps, publicBase } from "../internal/https.js"
 import { failure, success } from "../internal/respond.js"
 import { type WaybillRequest, withHeaders } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
+import { keyed, queryOf } from "../internal/access.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
 class UnreadableForm extends Data.TaggedError("UnreadableForm") {}
@@ -60,19 +61,15 @@ export const documentsRoute: Route = {
   run: (ctx: RouteContext) =>
     Effect.gen(function* () {
       if (ctx.options.allowInsecureHttp !== true && !isHttps(ctx)) return failure(400, Messages.httpsRequired, noStore)
-      const form = yield* formOf(ctx.request)
+      const { principal, input: form } = yield* keyed(ctx, {
+        read: () => formOf(ctx.request),
+        candidates: (form) => Credentials.documentsPlaces((name) => form.getAll(name), queryOf(ctx))
+      })
       const query = ctx.url.searchParams
       const both = (name: string) => [...form.getAll(name), ...query.getAll(name)]
-      const credentials: ReadonlyArray<Credentials.Candidate> = [
-        { source: "form.key", values: form.getAll("key") },
-        { source: "query.key", values: query.getAll("key") },
-        { source: "query.apikey", values: query.getAll("apikey") },
-        { source: "query.token", values: query.getAll("token") }
-      ]
       const result = yield* Documents.lookup({
         client: ctx.client,
-        authorization: ctx.request.headers.get("authorization"),
-        credentials,
+        principal,
         params: {
           control_no: both("control_no"),
           search_field: both("search_field"),

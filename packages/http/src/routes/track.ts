@@ -5,23 +5,25 @@
  * docs/api/track.md.
  */
 import * as Effect from "effect/Effect"
-import { Track } from "@waybill/core"
+import { Credentials, Track } from "@waybill/core"
 import { admissionErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import { withHeaders } from "../Raw.js"
+import { optionallyKeyed, queryOf } from "../internal/access.js"
 import type { Route } from "./Route.js"
 
 const NO_STORE = { "cache-control": "no-store" }
 
 export const trackRoute: Route = {
   methods: ["GET"],
-  run: ({ request, url, client }) =>
-    Track.track({
-      client,
-      authorization: request.headers.get("authorization"),
-      key: url.searchParams.getAll("key"),
-      idx: url.searchParams.getAll("idx")
+  run: (ctx) =>
+    optionallyKeyed(ctx, {
+      read: () => Effect.void,
+      candidates: () => Credentials.queryKeyPlaces(queryOf(ctx))
     }).pipe(
+      Effect.flatMap(({ principal }) =>
+        Track.track({ client: ctx.client, principal, idx: ctx.url.searchParams.getAll("idx") })
+      ),
       Effect.map((view) => success(view)),
       Effect.catchTags({
         IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked)),

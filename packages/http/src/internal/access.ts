@@ -1,0 +1,59 @@
+/**
+ * Authentication and admission, once, for every keyed route. A route states where its key may
+ * be besides the Authorization header and how to read its input; this module applies the
+ * interface's precedence and calls core's one door (`Admission.admit` / `admitOptional`), so no
+ * route authenticates on its own and use cases receive the principal, never the raw request.
+ *
+ * The Authorization header, when present, alone decides (interface 5) and is authenticated
+ * before the route reads its input: an invalid Bearer is refused whatever the body holds, and
+ * an unknown caller's body is never read. Without it, the input is read first, because the
+ * other places (body, form, query) are inside it.
+ */
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import { type Account, Admission, Credentials } from "@waybill/core"
+import type { RouteContext } from "../routes/Route.js"
+
+/** How a keyed route finds its input and its credential. */
+export interface Access<I, E, R> {
+  /** Reads what the route needs (body, form, query); its failures are the route's to answer. */
+  readonly read: (ctx: RouteContext) => Effect.Effect<I, E, R>
+  /** The places a key may be, after the header, in precedence order. */
+  readonly candidates: (input: I, ctx: RouteContext) => ReadonlyArray<Credentials.Candidate>
+}
+
+/** The route's input and the admitted caller. */
+export interface Admitted<I, P> {
+  readonly input: I
+  readonly principal: P
+}
+
+const withCredential = <I, E, R, P>(
+  ctx: RouteContext,
+  access: Access<I, E, R>,
+  door: (input: Admission.AdmitInput) => Effect.Effect<P, Admission.AdmitError, Admission.AdmitRequirements>
+): Effect.Effect<Admitted<I, P>, E | Admission.AdmitError, R | Admission.AdmitRequirements> =>
+  Effect.gen(function* () {
+    const header = Credentials.fromAuthorization(ctx.request.headers.get("authorization"))
+    if (header._tag !== "None") {
+      const principal = yield* door({ client: ctx.client, resolution: header })
+      return { principal, input: yield* access.read(ctx) }
+    }
+    const input = yield* access.read(ctx)
+    const resolution = Credentials.resolve(null, access.candidates(input, ctx))
+    return { principal: yield* door({ client: ctx.client, resolution }), input }
+  })
+
+/** A route whose caller must hold a key (booking, cancel, documents). */
+export const keyed = <I, E, R>(ctx: RouteContext, access: Access<I, E, R>) =>
+  withCredential<I, E, R, Account.Principal>(ctx, access, Admission.admit)
+
+/** A route where the key is optional (quote, track): none is an anonymous, address-limited call. */
+export const optionallyKeyed = <I, E, R>(ctx: RouteContext, access: Access<I, E, R>) =>
+  withCredential<I, E, R, Option.Option<Account.Principal>>(ctx, access, Admission.admitOptional)
+
+/** Every value of a query parameter (the shape `Credentials`' place lists read). */
+export const queryOf =
+  (ctx: RouteContext) =>
+  (name: string): ReadonlyArray<string> =>
+    ctx.url.searchParams.getAll(name)
