@@ -14,10 +14,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type { Kysely } from "kysely"
-import { Admission, type Cancel, Entropy, RateLimits, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
+import { Admission, type Cancel, Entropy, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
 import { BlobFs } from "@waybill/blob-fs"
 import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
+import { RateLimitBuffered } from "@waybill/rate-limit-buffered"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
 import { migrate, sqliteKysely, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
@@ -82,7 +83,7 @@ export const waybillLayer = (db: Kysely<WaybillDatabase>, options: HostOptions) 
     // Request-limit counts in memory, flushed to the shared SQL counters every second
     // (docs/abuse-and-rate-limits.md, "Buffered counts"): no counter write per request. Abuse
     // and provisioning counters stay exact in SQL (an operator's unblock resets them at once).
-    Layer.provideMerge(RateLimits.bufferedLayer({ select: Admission.isRequestBucket }), StorageKysely.layer(db)),
+    Layer.provideMerge(RateLimitBuffered.bufferedLayer({ select: Admission.isRequestBucket }), StorageKysely.layer(db)),
     GeoUs.layer,
     Entropy.webCrypto,
     WaybillConfig.layer(options.config),

@@ -7,11 +7,27 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
-import { StorageError } from "../src/shared/Errors.js"
-import * as RateLimits from "../src/access/RateLimiter.js"
-import { RateLimiter, type RateLimiterShape } from "../src/access/RateLimiter.js"
+import { RateLimiter, type RateLimiterShape, RateLimits, StorageError } from "@waybill/core"
+import { rateLimiterContract } from "@waybill/testkit"
+import { RateLimitBuffered } from "../src/index.js"
 
 const MINUTE = 60_000
+
+// Per instance a buffered limiter is exact, so the port's whole suite applies. Over the SQL
+// store it runs in the example host's tests, which compose the two adapters.
+rateLimiterContract("RateLimitBuffered.bufferedLayer over memory", () =>
+  RateLimitBuffered.bufferedLayer().pipe(Layer.provide(RateLimits.memory))
+)
+
+// A flush due at nearly every hit (the cases move the clock), so flushes interleave with them.
+rateLimiterContract("RateLimitBuffered.bufferedLayer over memory, flushMs 1", () =>
+  RateLimitBuffered.bufferedLayer({ flushMs: 1 }).pipe(Layer.provide(RateLimits.memory))
+)
+
+// Without the background fiber: flushes only when a hit finds one due.
+rateLimiterContract("RateLimitBuffered.buffered over memory", () =>
+  Layer.sync(RateLimiter, () => RateLimitBuffered.buffered(RateLimits.makeMemory()))
+)
 
 /**
  * A store over `inner` that records every call, can be made to fail, and suspends once per call
@@ -41,11 +57,11 @@ const stored = (store: RateLimiterShape, key: string) => Effect.map(store.add(ke
 const counts = (limiter: RateLimiterShape, key: string, times: number, limit = 1000) =>
   Effect.forEach(Array.from({ length: times }), () => Effect.map(limiter.hit(key, limit, MINUTE), (q) => q.count))
 
-describe("RateLimits.buffered", () => {
+describe("RateLimitBuffered.buffered", () => {
   it.effect("buffers only the keys select picks; the others reach the store on every call", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
-      const limiter = RateLimits.buffered(store, { flushMs: 1000, select: (key) => key.startsWith("key:") })
+      const limiter = RateLimitBuffered.buffered(store, { flushMs: 1000, select: (key) => key.startsWith("key:") })
       yield* TestClock.setTime(10 * MINUTE)
       expect(yield* counts(limiter, "key:a", 3)).toEqual([1, 2, 3])
       expect(yield* counts(limiter, "abuse:x", 3)).toEqual([1, 2, 3])
@@ -65,7 +81,7 @@ describe("RateLimits.buffered", () => {
   it.effect("counts locally after one write-through, and flushes a key's hits in one add", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
-      const limiter = RateLimits.buffered(store, { flushMs: 1000 })
+      const limiter = RateLimitBuffered.buffered(store, { flushMs: 1000 })
       yield* TestClock.setTime(10 * MINUTE)
       expect(yield* counts(limiter, "k", 100)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
       expect(calls).toEqual(["add k 1"])
@@ -85,7 +101,7 @@ describe("RateLimits.buffered", () => {
       const { store } = instrumented()
       yield* TestClock.setTime(10 * MINUTE)
       yield* store.add("k", 7, MINUTE)
-      const limiter = RateLimits.buffered(store)
+      const limiter = RateLimitBuffered.buffered(store)
       const q = yield* limiter.hit("k", 8, MINUTE)
       expect([q.allowed, q.count, q.remaining]).toEqual([true, 8, 0])
       expect((yield* limiter.hit("k", 8, MINUTE)).allowed).toBe(false)
@@ -95,7 +111,7 @@ describe("RateLimits.buffered", () => {
   it.effect("concurrent first hits of a key wait for one store call, then each gets its own count", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
-      const limiter = RateLimits.buffered(store)
+      const limiter = RateLimitBuffered.buffered(store)
       yield* TestClock.setTime(10 * MINUTE)
       const quotas = yield* Effect.all(
         Array.from({ length: 20 }, () => limiter.hit("k", 15, MINUTE)),
@@ -110,7 +126,7 @@ describe("RateLimits.buffered", () => {
   it.effect("a new window is read from the store again, and the old window's hits are dropped", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
-      const limiter = RateLimits.buffered(store, { flushMs: 10 * MINUTE })
+      const limiter = RateLimitBuffered.buffered(store, { flushMs: 10 * MINUTE })
       yield* TestClock.setTime(10 * MINUTE + 30_000)
       yield* counts(limiter, "k", 5)
       yield* TestClock.adjust("30 seconds")
@@ -125,8 +141,8 @@ describe("RateLimits.buffered", () => {
   it.effect("two limiters over one store converge once both have flushed", () =>
     Effect.gen(function* () {
       const { store } = instrumented()
-      const a = RateLimits.buffered(store)
-      const b = RateLimits.buffered(store)
+      const a = RateLimitBuffered.buffered(store)
+      const b = RateLimitBuffered.buffered(store)
       yield* TestClock.setTime(10 * MINUTE)
       yield* counts(a, "k", 30)
       yield* counts(b, "k", 20)
@@ -147,7 +163,11 @@ describe("RateLimits.buffered", () => {
   it.effect("over-admission across hosts is bounded by the hits the others have not flushed", () =>
     Effect.gen(function* () {
       const { store } = instrumented()
-      const hosts = [RateLimits.buffered(store), RateLimits.buffered(store), RateLimits.buffered(store)]
+      const hosts = [
+        RateLimitBuffered.buffered(store),
+        RateLimitBuffered.buffered(store),
+        RateLimitBuffered.buffered(store)
+      ]
       yield* TestClock.setTime(10 * MINUTE)
       const limit = 100
       let allowed = 0
@@ -183,7 +203,10 @@ describe("RateLimits.buffered", () => {
     ({ ops }) =>
       Effect.gen(function* () {
         const { store } = instrumented()
-        const hosts = [RateLimits.buffered(store, { flushMs: MINUTE }), RateLimits.buffered(store, { flushMs: MINUTE })]
+        const hosts = [
+          RateLimitBuffered.buffered(store, { flushMs: MINUTE }),
+          RateLimitBuffered.buffered(store, { flushMs: MINUTE })
+        ]
         yield* TestClock.setTime(10 * MINUTE)
         // Bookkeeping of the test, not of the limiter: hits per host, and per host the other
         // host's hits that were in the store as of this host's last flush.
@@ -214,7 +237,7 @@ describe("RateLimits.buffered", () => {
         if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
       })
       const { state, store } = instrumented()
-      const limiter = RateLimits.buffered(store)
+      const limiter = RateLimitBuffered.buffered(store)
       yield* Effect.gen(function* () {
         yield* TestClock.setTime(10 * MINUTE)
         yield* counts(limiter, "k", 5) // 1 written through, 4 pending
@@ -239,7 +262,7 @@ describe("RateLimits.buffered", () => {
   it.effect("a failed write-through fails the hit like the store would, and the next hit tries again", () =>
     Effect.gen(function* () {
       const { calls, state, store } = instrumented()
-      const limiter = RateLimits.buffered(store)
+      const limiter = RateLimitBuffered.buffered(store)
       yield* TestClock.setTime(10 * MINUTE)
       state.failing = true
       const failed = yield* Effect.flip(limiter.hit("k", 5, MINUTE))
@@ -253,7 +276,7 @@ describe("RateLimits.buffered", () => {
   it.effect("a reset by another process applies within one flush interval", () =>
     Effect.gen(function* () {
       const { store } = instrumented()
-      const limiter = RateLimits.buffered(store)
+      const limiter = RateLimitBuffered.buffered(store)
       yield* TestClock.setTime(10 * MINUTE)
       yield* counts(limiter, "k", 5, 3)
       yield* limiter.flush // the host's background flush
@@ -271,7 +294,7 @@ describe("RateLimits.buffered", () => {
   it.effect("a key idle for a flush interval is read from the store again", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
-      const limiter = RateLimits.buffered(store)
+      const limiter = RateLimitBuffered.buffered(store)
       yield* TestClock.setTime(10 * MINUTE)
       yield* counts(limiter, "k", 3)
       yield* TestClock.adjust("1 second")
@@ -287,7 +310,7 @@ describe("RateLimits.buffered", () => {
   it.effect("reset resets the store and the local count, and waits for nothing pending to come back", () =>
     Effect.gen(function* () {
       const { store } = instrumented()
-      const a = RateLimits.buffered(store)
+      const a = RateLimitBuffered.buffered(store)
       yield* TestClock.setTime(10 * MINUTE)
       yield* counts(a, "k", 4)
       yield* a.reset("k")
@@ -303,7 +326,7 @@ describe("RateLimits.buffered", () => {
   it.effect("add sends the key's pending hits with it and returns the count including them", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
-      const limiter = RateLimits.buffered(store)
+      const limiter = RateLimitBuffered.buffered(store)
       yield* TestClock.setTime(10 * MINUTE)
       yield* counts(limiter, "k", 4)
       expect(yield* limiter.add("k", 10, MINUTE)).toEqual({ windowStart: 10 * MINUTE, count: 14 })
@@ -315,7 +338,7 @@ describe("RateLimits.buffered", () => {
   it.effect("memory stays bounded: past sweepAbove keys, keys with nothing pending are dropped", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
-      const limiter = RateLimits.buffered(store, { sweepAbove: 10, flushMs: 10 * MINUTE })
+      const limiter = RateLimitBuffered.buffered(store, { sweepAbove: 10, flushMs: 10 * MINUTE })
       yield* TestClock.setTime(10 * MINUTE)
       yield* counts(limiter, "k0", 2) // one pending hit: kept by sweeps
       for (let i = 1; i <= 30; i++) yield* limiter.hit(`k${i}`, 1000, MINUTE)
@@ -329,7 +352,7 @@ describe("RateLimits.buffered", () => {
   it.effect("flushMs 0 turns buffering off", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
-      const limiter = RateLimits.buffered(store, { flushMs: 0 })
+      const limiter = RateLimitBuffered.buffered(store, { flushMs: 0 })
       yield* TestClock.setTime(10 * MINUTE)
       yield* counts(limiter, "k", 3)
       expect(calls).toEqual(["hit k", "hit k", "hit k"])
@@ -373,7 +396,7 @@ describe("RateLimits.buffered", () => {
         // Key i has limit 3 + i and a window of 10 s, 1 min, 10 s, 1 h.
         const windows = [10_000, MINUTE, 10_000, 60 * MINUTE]
         const plain = RateLimits.makeMemory()
-        const limiter = RateLimits.buffered(instrumented().store, { flushMs })
+        const limiter = RateLimitBuffered.buffered(instrumented().store, { flushMs })
         yield* TestClock.setTime(1_000_000)
         for (const op of ops) {
           if (op.op === "advance") yield* TestClock.adjust(op.ms)
@@ -394,12 +417,12 @@ describe("RateLimits.buffered", () => {
   )
 })
 
-describe("RateLimits.makeBuffered / bufferedLayer", () => {
+describe("RateLimitBuffered.makeBuffered / bufferedLayer", () => {
   it.effect("a background fiber flushes an idle host; closing the scope flushes the rest and stops it", () =>
     Effect.gen(function* () {
       const { calls, store } = instrumented()
       const scope = yield* Scope.make()
-      const limiter = yield* Scope.extend(RateLimits.makeBuffered(store), scope)
+      const limiter = yield* Scope.extend(RateLimitBuffered.makeBuffered(store), scope)
       yield* TestClock.setTime(10 * MINUTE)
       yield* counts(limiter, "k", 1)
       yield* TestClock.adjust("1 hour") // nothing pending: the fiber waits without waking
@@ -428,8 +451,8 @@ describe("RateLimits.makeBuffered / bufferedLayer", () => {
         expect((yield* limiter.hit("k", 5, MINUTE)).count).toBe(1)
         expect((yield* limiter.hit("k", 5, MINUTE)).count).toBe(2)
       })
-      yield* Effect.provide(check, RateLimits.bufferedLayer().pipe(Layer.provide(below)))
-      yield* Effect.provide(Effect.zipRight(check, Other), Layer.provideMerge(RateLimits.bufferedLayer(), below))
+      yield* Effect.provide(check, RateLimitBuffered.bufferedLayer().pipe(Layer.provide(below)))
+      yield* Effect.provide(Effect.zipRight(check, Other), Layer.provideMerge(RateLimitBuffered.bufferedLayer(), below))
     })
   )
 })

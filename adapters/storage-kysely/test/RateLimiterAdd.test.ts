@@ -1,19 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { RateLimits } from "@waybill/core"
-import { rateLimiterContract } from "@waybill/testkit"
 import { migrate } from "../src/index.js"
 import { makeConnection } from "../src/internal/connection.js"
 import { makeRateLimiter } from "../src/RateLimiterKysely.js"
-import { recording, storageLayer, targets } from "./dialects.js"
-
-for (const target of targets) {
-  rateLimiterContract(`RateLimits.bufferedLayer over storage-kysely: ${target.name}`, () =>
-    RateLimits.bufferedLayer().pipe(Layer.provide(storageLayer(target)))
-  )
-}
+import { recording, targets } from "./dialects.js"
 
 const MINUTE = 60_000
 
@@ -47,30 +38,6 @@ for (const target of targets.filter((t) => !t.synchronous)) {
         expect(queries.map((q) => q.sql)).toEqual([expect.stringMatching(/^select /)])
         const rows = yield* Effect.promise(() => db.selectFrom("waybill_rate_counters").selectAll().execute())
         expect(rows).toEqual([])
-      })
-    )
-
-    it.scoped("buffered over SQL: a busy key costs one statement per flush, and two hosts share the count", () =>
-      Effect.gen(function* () {
-        const { db, queries } = yield* recording(target)
-        yield* migrate(db)
-        // Two hosts: two stores (as two processes would have) over one database.
-        const a = RateLimits.buffered(makeRateLimiter(makeConnection(db)))
-        const b = RateLimits.buffered(makeRateLimiter(makeConnection(db)))
-        yield* TestClock.setTime(10 * MINUTE)
-        queries.length = 0
-        for (let i = 0; i < 200; i++) yield* a.hit("k", 1000, MINUTE)
-        for (let i = 0; i < 100; i++) yield* b.hit("k", 1000, MINUTE)
-        expect(queries).toHaveLength(2) // each host's first hit
-        yield* TestClock.adjust("1 second")
-        yield* a.flush
-        yield* b.flush
-        expect(queries).toHaveLength(4)
-        const [row] = yield* Effect.promise(() => db.selectFrom("waybill_rate_counters").selectAll().execute())
-        expect(Number(row!.count)).toBe(300)
-        yield* TestClock.adjust("1 second")
-        expect((yield* a.hit("k", 1000, MINUTE)).count).toBe(301)
-        expect((yield* b.hit("k", 1000, MINUTE)).count).toBe(302)
       })
     )
   })
