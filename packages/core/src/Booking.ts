@@ -26,6 +26,7 @@ import { estimate } from "./Eta.js"
 import { EventOutbox } from "./EventOutbox.js"
 import { Geo, type ZipLocation } from "./Geo.js"
 import * as IpBlocks from "./IpBlocklist.js"
+import * as JsonInput from "./JsonInput.js"
 import type { KeyRing } from "./KeyRing.js"
 import { abbreviation, formatInZone } from "./LocalTime.js"
 import { rate } from "./Rating.js"
@@ -686,6 +687,11 @@ const asRecord = (u: unknown): Record<string, unknown> | undefined =>
  */
 export const createShipments = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
+  // The HTTP layer refuses deep JSON text before parsing it; this covers bodies handed to core
+  // directly. Decoding and formatting below recurse into the value, so a deep one must stop here.
+  if (JsonInput.exceedsDepth(input.body)) {
+    return yield* new BadRequest({ message: JsonInput.tooDeepMessage("The body") })
+  }
   const principal =
     input.principal ??
     (yield* authorize({

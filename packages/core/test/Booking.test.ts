@@ -296,6 +296,52 @@ describe("Booking.createShipments structural messages", () => {
   })
 })
 
+describe("Booking.createShipments deep values", () => {
+  it("refuses a body nested deeper than JsonInput.MAX_DEPTH with a BadRequest, wherever the nesting is", async () => {
+    const { Effect, Layer, Option } = await import("effect")
+    const { AccountStore } = await import("../src/AccountStore.js")
+    const { WaybillConfig } = await import("../src/Config.js")
+    const { Geo } = await import("../src/Geo.js")
+    const { MAX_DEPTH } = await import("../src/JsonInput.js")
+    const layer = Layer.mergeAll(
+      WaybillConfig.layer(),
+      Layer.succeed(Geo, { lookup: (z: string) => Effect.succeed(Option.fromNullable(zips.get(z))) }),
+      Layer.succeed(AccountStore, {} as never)
+    )
+    // Built bottom-up: an embedder can hand core such a value without any JSON text.
+    const deep = (n: number): unknown => {
+      let v: unknown = "x"
+      for (let i = 0; i < n; i++) v = i % 3 === 0 ? { a: v } : [v]
+      return v
+    }
+    const run = (body: unknown) =>
+      Effect.runPromise(
+        Effect.either(Booking.createShipments({ body, authorization: null, principal })).pipe(
+          Effect.provide(layer)
+        ) as never
+      ) as Promise<{ _tag: string; left?: { _tag: string; message?: string } }>
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.integer({ min: MAX_DEPTH, max: 1000 }), fc.integer({ min: 100_000, max: 150_000 })),
+        fc.constantFrom("shipments", "multistop_route", "piece_details", "Contact", "token"),
+        async (n, where) => {
+          const body =
+            where === "shipments"
+              ? { data: { shipments: deep(n) } }
+              : where === "token"
+                ? { data: { token: deep(n), shipments: [base] } }
+                : { data: { shipments: [{ ...base, [where]: deep(n) }] } }
+          const r = await run(body)
+          expect(r._tag).toBe("Left")
+          expect(r.left?._tag).toBe("BadRequest")
+          expect(r.left?.message).toBe(`The body nests arrays and objects more than ${MAX_DEPTH} levels deep.`)
+        }
+      ),
+      { numRuns: 30 }
+    )
+  })
+})
+
 describe("Booking.book tracking-number collisions", () => {
   /** Books one plan over a store that refuses the first `taken` numbers it is offered. */
   const bookWith = async (taken: number) => {
