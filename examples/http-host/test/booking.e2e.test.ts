@@ -90,6 +90,29 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     expect(r.body.error?.message).toMatch(/PickupZip 99999 is not a known ZIP code/)
   })
 
+  it("refuses a BillingReference with a comma: 400 alone, a per-shipment error among several", async () => {
+    const message =
+      "BillingReference must not contain a comma (document lookups read a comma as a separator between references)"
+    const single = await postJson(
+      endpoint,
+      { data: { shipments: [shipment({ BillingReference: "PO-1,PO-2" })] } },
+      bearer(acct.liveKey)
+    )
+    expect(single.status).toBe(400)
+    expect(single.body).toEqual({ data: null, error: { message, exception: null } })
+
+    const several = await postJson(
+      endpoint,
+      { data: { shipments: [shipment({ BillingReference: "PO-3" }), shipment({ BillingReference: "A,B" })] } },
+      bearer(acct.liveKey)
+    )
+    expect(several.status).toBe(200)
+    expect(several.body.data.shipments_with_errors).toBe(1)
+    const [good, bad] = several.body.data.shipments
+    expect([good.result, good.billing_reference]).toEqual(["success", "PO-3"])
+    expect(bad).toMatchObject({ order: 2, result: "error", track_no: "", billing_reference: "A,B", errors: [message] })
+  })
+
   it("books a multi-stop route with legs between consecutive stops", async () => {
     const route = [
       { stop_id: 30, name: "C", address: "1 Church St", zip: "60201" },

@@ -202,6 +202,10 @@ const sameAddress = (a: string, b: string) =>
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
+/** Why a `BillingReference` with a comma is refused (the document lookup's separator). */
+export const BILLING_REFERENCE_COMMA =
+  "BillingReference must not contain a comma (document lookups read a comma as a separator between references)"
+
 /** The 5-digit ZIPs a shipment names (valid-looking ones only), for one batched Geo lookup. */
 export const zipsOf = (input: ShipmentInput): ReadonlyArray<string> => {
   const raw = [input.PickupZip, input.DeliverZip, ...(input.multistop_route ?? []).map((s) => s.zip)]
@@ -237,6 +241,11 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
   const phone = take("Phone", Sanitize.phone(input.Phone))
   const email = Sanitize.text(input.Email, 254)
   if (email !== "" && !EMAIL.test(email)) problems.push("Email is not a valid e-mail address")
+  // Document lookups always read a comma as a separator (interface 2.4), so a reference holding
+  // one could be stored but never found again: refused here rather than silently unfindable.
+  if (typeof input.BillingReference === "string" && input.BillingReference.includes(",")) {
+    problems.push(BILLING_REFERENCE_COMMA)
+  }
   const pieces = take("Pieces", Sanitize.pieces(input.Pieces))
   const weightLb = take("Weight", Sanitize.weight(input.Weight))
   const signatureRequired = take("SignatureReq", Sanitize.flag(input.SignatureReq))

@@ -115,6 +115,18 @@ describe("Booking.plan", () => {
       expect(text).toContain(field)
   })
 
+  it("refuses a BillingReference with a comma, which document lookups could never find", () => {
+    expect(problems({ ...base, BillingReference: "PO-1,PO-2" })).toEqual([Booking.BILLING_REFERENCE_COMMA])
+    expect(problems({ ...base, BillingReference: ",", Phone: "12" })).toEqual([
+      "Phone must be a 10-digit phone number",
+      Booking.BILLING_REFERENCE_COMMA
+    ])
+    // A comma past the 23 stored characters would be cut off, but the rule is about what was sent.
+    expect(problems({ ...base, BillingReference: `${"x".repeat(30)},y` })).toEqual([Booking.BILLING_REFERENCE_COMMA])
+    expect(ok({ ...base, BillingReference: "PO-1; PO-2 / #3" }).billingReference).toBe("PO-1; PO-2 / #3")
+    expect(ok({ ...base, BillingReference: 12345 }).billingReference).toBe("12345")
+  })
+
   it("requires the Pickup and Deliver fields of single-stop bookings", () => {
     const { PickupName: _a, DeliverZip: _b, ...rest } = base
     const found = problems(rest)
