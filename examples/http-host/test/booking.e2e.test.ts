@@ -113,6 +113,34 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     expect(bad).toMatchObject({ order: 2, result: "error", track_no: "", billing_reference: "A,B", errors: [message] })
   })
 
+  it("reads written dates in the stop's zone: month names, YYYY/MM/DD, MM-DD-YYYY, Unix seconds as a string", async () => {
+    const cases: ReadonlyArray<readonly [string, string, string]> = [
+      ["November 27, 2027 10:00", "Nov 27 2027 5 pm", "2027-11-27T16:00:00.000Z"],
+      ["2027/11/27", "11-27-2027 18:00", "2027-11-27T14:00:00.000Z"], // no time: 08:00 in Chicago
+      ["1827309600", "1827338400000", "2027-11-27T10:00:00.000Z"]
+    ]
+    for (const [Pickupdate, Deliverdate, readyAt] of cases) {
+      const r = await postJson(
+        endpoint,
+        { data: { shipments: [shipment({ Pickupdate, Deliverdate, ServiceType: "scheduled" })] } },
+        bearer(acct.liveKey)
+      )
+      expect([Pickupdate, r.status, r.body.error]).toEqual([Pickupdate, 200, null])
+      const trackNo = r.body.data.shipments[0].track_no
+      const stored = Option.getOrThrow(await t.run(Effect.flatMap(ShipmentStore, (st) => st.findByTrackNo(trackNo))))
+      expect(new Date(stored.readyAt).toISOString()).toBe(readyAt)
+    }
+    const bad = await postJson(
+      endpoint,
+      { data: { shipments: [shipment({ Pickupdate: "Feb 30 2027", Deliverdate: "27-11-2027" })] } },
+      bearer(acct.liveKey)
+    )
+    expect(bad.status).toBe(400)
+    expect(bad.body.error?.message).toBe(
+      "Pickupdate is not a valid calendar date; Deliverdate is not a valid calendar date"
+    )
+  })
+
   it("books a multi-stop route with legs between consecutive stops", async () => {
     const route = [
       { stop_id: 30, name: "C", address: "1 Church St", zip: "60201" },
