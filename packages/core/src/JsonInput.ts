@@ -43,14 +43,21 @@ const BACKSLASH = 0x5c
  */
 export const textExceedsDepth = (text: string, maxDepth: number = MAX_DEPTH): boolean => {
   let depth = 0
-  let inString = false
-  for (let i = 0; i < text.length; i++) {
+  const n = text.length
+  for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === BACKSLASH) i++
-      else if (c === QUOTE) inString = false
-    } else if (c === QUOTE) inString = true
-    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+    if (c === QUOTE) {
+      // Jump over the string with indexOf (about twice as fast as a character loop): its end is
+      // the next quote not preceded by an odd number of backslashes.
+      for (;;) {
+        const end = text.indexOf('"', i + 1)
+        if (end < 0) return false // unterminated: not JSON, JSON.parse refuses it
+        let k = end - 1
+        while (text.charCodeAt(k) === BACKSLASH) k--
+        i = end
+        if ((end - 1 - k) % 2 === 0) break
+      }
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > maxDepth) return true
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--
   }

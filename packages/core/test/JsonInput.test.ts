@@ -61,6 +61,10 @@ describe("JsonInput", () => {
     expect(performance.now() - started).toBeLessThan(1000)
     expect(JsonInput.parse("{not json")).toEqual(Either.left({ _tag: "Syntax" }))
     expect(JsonInput.parse('{"a": "[[[[ \\" {{{{"}', 1)).toEqual(Either.right({ a: '[[[[ " {{{{' }))
+    // A string ending in an escaped backslash ends at its quote; brackets after it count.
+    expect(JsonInput.textExceedsDepth(String.raw`{"a":"x\\","b":[[1]]}`, 2)).toBe(true)
+    expect(JsonInput.textExceedsDepth(String.raw`{"a":"x\\\"[[[[","b":[1]}`, 2)).toBe(false)
+    expect(JsonInput.textExceedsDepth('{"a":"[[[[[[', 2)).toBe(false) // unterminated: left to JSON.parse
   })
 
   it("walks values without recursion: deep, wide and cyclic ones", () => {
