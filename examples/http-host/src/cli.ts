@@ -381,16 +381,54 @@ const commands: Record<string, () => Promise<void>> = {
 
 const ACTIONS = new Set<string>(Operations.ActionName.literals)
 
+/** `label: value` lines for the values that are set; empty ones would only be noise. */
+const optionalLines = (pairs: ReadonlyArray<readonly [string, string]>): Array<string> =>
+  pairs.filter(([, value]) => value !== "").map(([label, value]) => `${label}: ${value}`)
+
 const shipmentView = (v: ReturnType<typeof Operations.view>): string =>
   [
     `${v.track_no}  ${v.state}${v.driver_id === null ? "" : `  driver ${v.driver_id}`}  ${v.livemode ? "live" : "test"}  v${v.version}`,
     `${v.service_type} by ${v.vehicle_type}, ${v.pieces} pcs, ${v.weight} lb, $${v.charge.total.toFixed(2)}`,
     `estimated ${v.estimated_delivery.local} ${v.estimated_delivery.tz}, guaranteed ${v.guaranteed_delivery.local} ${v.guaranteed_delivery.tz}`,
+    `ready ${v.ready.local} ${v.ready.tz}, requested delivery ${v.requested_delivery.local} ${v.requested_delivery.tz}`,
+    `contact ${v.contact}, ${v.phone}${v.email === "" ? "" : `, ${v.email}`}`,
+    ...optionalLines([
+      ["reference", v.billing_reference],
+      ["jsonstrn", v.jsonstrn],
+      [
+        "needs",
+        [v.signature_required ? "signature" : "", v.liftgate_required ? "liftgate" : ""].filter(Boolean).join(", ")
+      ],
+      ["pickup note", v.pickup_instructions],
+      ["deliver note", v.deliver_instructions]
+    ]),
     "stops:",
-    ...v.stops.map(
-      (s) =>
-        `  ${s.seq} ${s.role.padEnd(12)} ${s.status.padEnd(14)} ${s.name}, ${s.address}, ${s.city} ${s.state} ${s.zip}`
-    ),
+    ...v.stops.flatMap((s) => [
+      `  ${s.seq} ${s.role.padEnd(12)} ${s.status.padEnd(14)} ${s.name}, ${s.address}, ${s.city} ${s.state} ${s.zip}`,
+      ...optionalLines([
+        ["contact", [s.contact_name, s.phone_no].filter(Boolean).join(", ")],
+        ["note", s.stop_note]
+      ]).map((line) => `      ${line}`)
+    ]),
+    ...(v.piece_details.length === 0
+      ? []
+      : [
+          "pieces:",
+          ...v.piece_details.map((p) =>
+            [
+              `  ${p.piece_no || "-"}`,
+              p.piece_weight === "" ? "" : `weight ${p.piece_weight}`,
+              [p.length, p.width, p.height].some(Boolean)
+                ? `${p.length || "?"}x${p.width || "?"}x${p.height || "?"}`
+                : "",
+              p.pc === "" ? "" : `pc ${p.pc}`,
+              p.id === "" ? "" : `id ${p.id}`,
+              p.description
+            ]
+              .filter(Boolean)
+              .join("  ")
+          )
+        ]),
     "events:",
     ...v.events.map((e) => `  ${e.sequence}. ${e.occurred_at}  ${e.type}`),
     `allowed now: ${v.allowed_commands.join(", ") || "nothing (terminal)"}`

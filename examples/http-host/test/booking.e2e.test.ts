@@ -90,6 +90,57 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     expect(r.body.error?.message).toMatch(/PickupZip 99999 is not a known ZIP code/)
   })
 
+  it("refuses a BillingReference with a comma: 400 alone, a per-shipment error among several", async () => {
+    const message =
+      "BillingReference must not contain a comma (document lookups read a comma as a separator between references)"
+    const single = await postJson(
+      endpoint,
+      { data: { shipments: [shipment({ BillingReference: "PO-1,PO-2" })] } },
+      bearer(acct.liveKey)
+    )
+    expect(single.status).toBe(400)
+    expect(single.body).toEqual({ data: null, error: { message, exception: null } })
+
+    const several = await postJson(
+      endpoint,
+      { data: { shipments: [shipment({ BillingReference: "PO-3" }), shipment({ BillingReference: "A,B" })] } },
+      bearer(acct.liveKey)
+    )
+    expect(several.status).toBe(200)
+    expect(several.body.data.shipments_with_errors).toBe(1)
+    const [good, bad] = several.body.data.shipments
+    expect([good.result, good.billing_reference]).toEqual(["success", "PO-3"])
+    expect(bad).toMatchObject({ order: 2, result: "error", track_no: "", billing_reference: "A,B", errors: [message] })
+  })
+
+  it("reads written dates in the stop's zone: month names, YYYY/MM/DD, MM-DD-YYYY, Unix seconds as a string", async () => {
+    const cases: ReadonlyArray<readonly [string, string, string]> = [
+      ["November 27, 2027 10:00", "Nov 27 2027 5 pm", "2027-11-27T16:00:00.000Z"],
+      ["2027/11/27", "11-27-2027 18:00", "2027-11-27T14:00:00.000Z"], // no time: 08:00 in Chicago
+      ["1827309600", "1827338400000", "2027-11-27T10:00:00.000Z"]
+    ]
+    for (const [Pickupdate, Deliverdate, readyAt] of cases) {
+      const r = await postJson(
+        endpoint,
+        { data: { shipments: [shipment({ Pickupdate, Deliverdate, ServiceType: "scheduled" })] } },
+        bearer(acct.liveKey)
+      )
+      expect([Pickupdate, r.status, r.body.error]).toEqual([Pickupdate, 200, null])
+      const trackNo = r.body.data.shipments[0].track_no
+      const stored = Option.getOrThrow(await t.run(Effect.flatMap(ShipmentStore, (st) => st.findByTrackNo(trackNo))))
+      expect(new Date(stored.readyAt).toISOString()).toBe(readyAt)
+    }
+    const bad = await postJson(
+      endpoint,
+      { data: { shipments: [shipment({ Pickupdate: "Feb 30 2027", Deliverdate: "27-11-2027" })] } },
+      bearer(acct.liveKey)
+    )
+    expect(bad.status).toBe(400)
+    expect(bad.body.error?.message).toBe(
+      "Pickupdate is not a valid calendar date; Deliverdate is not a valid calendar date"
+    )
+  })
+
   it("books a multi-stop route with legs between consecutive stops", async () => {
     const route = [
       { stop_id: 30, name: "C", address: "1 Church St", zip: "60201" },
@@ -130,6 +181,56 @@ describe("POST /api/v1/order/json/ (booking)", () => {
     expect(response.status).toBe(200)
     const body = (await response.json()) as { data: { shipments: Array<{ result: string }> } }
     expect(body.data.shipments[0]!.result).toBe("success")
+  })
+
+  it("property: deep nesting anywhere in the body (to 100,000+ levels, JSON or form) is a fast 400, never a 500", async () => {
+    // Refused by the bracket count before JSON.parse, so no deep value is ever built: memory has
+    // nothing to give back, and the answer is a single scan of the text.
+    const nest = (n: number, arrays: boolean) =>
+      (arrays ? "[".repeat(n) : '{"a":'.repeat(n)) + '"x"' + (arrays ? "]" : "}").repeat(n)
+    const one = JSON.stringify(shipment()).slice(0, -1)
+    const bodyWith = (where: string, deep: string) =>
+      where === "shipments"
+        ? `{"data":{"shipments":${deep}}}`
+        : where === "piece_details"
+          ? `{"data":{"shipments":[${one},"piece_details":[${deep}]}]}}`
+          : `{"data":{"shipments":[${one},"${where}":${deep}}]}}`
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.integer({ min: 33, max: 1_000 }), fc.integer({ min: 100_000, max: 120_000 })),
+        fc.boolean(),
+        fc.constantFrom("shipments", "multistop_route", "piece_details", "Contact"),
+        fc.boolean(),
+        async (depth, arrays, where, asForm) => {
+          const json = bodyWith(where, nest(depth, arrays))
+          const form = new URLSearchParams({ data: json }).toString()
+          const started = performance.now()
+          const r = await fetch(endpoint, {
+            method: "POST",
+            headers: {
+              "content-type": asForm ? "application/x-www-form-urlencoded" : "application/json",
+              ...bearer(acct.liveKey)
+            },
+            body: asForm ? form : json
+          })
+          // 100,000 objects percent-encoded exceed the 1 MiB body limit, which is checked first.
+          if ((asForm ? form : json).length > 1024 * 1024) {
+            expect(r.status).toBe(413)
+            return
+          }
+          expect(r.status).toBe(400)
+          expect(await r.json()).toEqual({
+            data: null,
+            error: {
+              message: `${asForm ? "The form field data" : "The body"} nests arrays and objects more than 32 levels deep.`,
+              exception: null
+            }
+          })
+          expect(performance.now() - started).toBeLessThan(1_000)
+        }
+      ),
+      { numRuns: 24 }
+    )
   })
 
   describe("credentials", () => {

@@ -8,7 +8,13 @@ import * as Effect from "effect/Effect"
 import { Admission, Booking, Credentials } from "@waybill/core"
 import * as Option from "effect/Option"
 import { openDatabase, waybillLayer } from "../src/host.js"
-import { shipment } from "./harness.js"
+import { detailedPieces, detailedShipment, detailedStops, shipment } from "./harness.js"
+
+/** Books through the library as the holder of `key`, past the same door the HTTP layer uses. */
+const bookAs = (key: string, body: unknown) =>
+  Admission.admit({ client: Option.none(), resolution: Credentials.fromAuthorization(`Bearer ${key}`) }).pipe(
+    Effect.flatMap((principal) => Booking.createShipments({ principal, body }))
+  )
 
 const run = promisify(execFile)
 const cli = resolve(import.meta.dirname, "../src/cli.ts")
@@ -52,13 +58,7 @@ describe("pnpm waybill (CLI)", () => {
     // book through the library against the same database file
     const database = await openDatabase(db)
     const booked = await Effect.runPromise(
-      Admission.admit({
-        client: Option.none(),
-        resolution: Credentials.fromAuthorization(`Bearer ${created.out.live_key}`)
-      }).pipe(
-        Effect.flatMap((principal) =>
-          Booking.createShipments({ principal, body: { data: { shipments: [shipment()] } } })
-        ),
+      bookAs(created.out.live_key, { data: { shipments: [shipment()] } }).pipe(
         Effect.provide(waybillLayer(database.db, { dbFile: db }))
       )
     )
@@ -96,5 +96,39 @@ describe("pnpm waybill (CLI)", () => {
     expect((await waybill("ip", "block", "not-an-ip")).code).toBe(1)
     const bad = await waybill("key", "rotate", "--customer", created.out.customer_no, "--mode", "prod")
     expect(bad.code).toBe(2)
+  })
+
+  it("shipment show prints every field the booking stored: stop contacts and notes, pieces, flags", async () => {
+    const created = await waybill("account", "create", "--name", "Detail customer")
+    const database = await openDatabase(db)
+    const booked = await Effect.runPromise(
+      bookAs(created.out.live_key, { data: { jsonstrn: "corr-42", shipments: [detailedShipment()] } }).pipe(
+        Effect.provide(waybillLayer(database.db, { dbFile: db }))
+      )
+    )
+    await database.close()
+    const trackNo = booked.shipments[0]!.track_no
+
+    const json = await waybill("shipment", "show", trackNo)
+    expect(json.out.stops.map((s: Record<string, unknown>) => s["stop_note"])).toEqual(
+      detailedStops.map((s) => s.stop_note)
+    )
+    expect(json.out.piece_details).toEqual(detailedPieces)
+
+    const { stdout } = await run(process.execPath, ["--import", "tsx", cli, "shipment", "show", trackNo, "--db", db], {
+      cwd: resolve(import.meta.dirname, "..")
+    })
+    for (const s of detailedStops) {
+      expect(stdout).toContain(`contact: ${s.contact_name}, ${s.phone_no}`)
+      expect(stdout).toContain(`note: ${s.stop_note}`)
+    }
+    expect(stdout).toContain("P-1  weight 5  10x8x4  pc 1  id SKU-9  Fragile glass")
+    expect(stdout).toContain("P-2  weight 10  Binders")
+    expect(stdout).toContain("contact Ada Lopez, 3125550100, ada@acme.example")
+    expect(stdout).toContain("needs: signature, liftgate")
+    expect(stdout).toContain("pickup note: Dock 4, ring twice")
+    expect(stdout).toContain("deliver note: Front desk")
+    expect(stdout).toContain("reference: PO-88")
+    expect(stdout).toContain("jsonstrn: corr-42")
   })
 })

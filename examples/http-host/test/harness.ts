@@ -123,6 +123,84 @@ export const postJson = async (url: string, body: unknown, headers: Record<strin
   return { status: response.status, headers: response.headers, body: (await response.json()) as Envelope }
 }
 
+/**
+ * A multi-stop booking that fills every optional field the API stores (stop contacts, phones,
+ * notes, piece details, flags, instructions), for tests that check each one is shown back.
+ */
+export const detailedShipment = (): Record<string, unknown> =>
+  shipment({
+    DeliverZip: "60201",
+    DeliverAddress: "1 Church St",
+    Email: "ada@acme.example",
+    BillingReference: "PO-88",
+    SignatureReq: "Y",
+    LiftgateReq: "Y",
+    PickupSpecinst: "Dock 4, ring twice",
+    DeliverSpecinst: "Front desk",
+    multistop_route: [
+      {
+        stop_id: 1,
+        name: "A",
+        address: "233 S Wacker Dr",
+        zip: "60606",
+        contact_name: "Ann Stop",
+        phone_no: "312-555-0111",
+        stop_note: "Loading bay"
+      },
+      {
+        stop_id: 2,
+        name: "B",
+        address: "1060 W Addison St",
+        zip: "60613",
+        contact_name: "Ben Stop",
+        phone_no: "312-555-0122",
+        stop_note: "Gate code 4411"
+      },
+      {
+        stop_id: 3,
+        name: "C",
+        address: "1 Church St",
+        zip: "60201",
+        contact_name: "Cy Stop",
+        phone_no: "847-555-0133",
+        stop_note: "Leave with reception"
+      }
+    ],
+    piece_details: [
+      {
+        piece_no: "P-1",
+        piece_weight: 5,
+        length: 10,
+        width: 8,
+        height: 4,
+        pc: 1,
+        id: "SKU-9",
+        description: "Fragile glass"
+      },
+      { piece_no: "P-2", piece_weight: "10", description: "Binders" }
+    ]
+  })
+
+/** What {@link detailedShipment} is shown back as: stops' contact fields and its piece rows. */
+export const detailedStops = [
+  { contact_name: "Ann Stop", phone_no: "312-555-0111", stop_note: "Loading bay" },
+  { contact_name: "Ben Stop", phone_no: "312-555-0122", stop_note: "Gate code 4411" },
+  { contact_name: "Cy Stop", phone_no: "847-555-0133", stop_note: "Leave with reception" }
+]
+export const detailedPieces = [
+  {
+    piece_no: "P-1",
+    piece_weight: "5",
+    length: "10",
+    width: "8",
+    height: "4",
+    pc: "1",
+    id: "SKU-9",
+    description: "Fragile glass"
+  },
+  { piece_no: "P-2", piece_weight: "10", length: "", width: "", height: "", pc: "", id: "", description: "Binders" }
+]
+
 /** Books one shipment with the key and returns its tracking number. */
 export const bookOne = async (url: string, key: string, overrides: Record<string, unknown> = {}): Promise<string> => {
   const r = await postJson(

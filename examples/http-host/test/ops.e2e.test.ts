@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Operations } from "@waybill/core"
-import { bookOne, ops, OPERATOR_TOKEN, startHost, type TestAccount, type TestHost } from "./harness.js"
+import {
+  bookOne,
+  detailedPieces,
+  detailedShipment,
+  detailedStops,
+  ops,
+  OPERATOR_TOKEN,
+  startHost,
+  type TestAccount,
+  type TestHost
+} from "./harness.js"
 
 let t: TestHost
 let a: TestAccount
@@ -24,6 +34,26 @@ describe("/ops/v1 operator API", () => {
       expect(w.status).toBe(401)
     }
     expect((await ops(t.url, `shipments/${id}`)).body.data.state).toBe("booked")
+  })
+
+  it("shows every field the booking stored: stop contacts and notes, piece details, flags, instructions", async () => {
+    const id = await bookOne(t.url, a.liveKey, detailedShipment())
+    const v = (await ops(t.url, `shipments/${id}`)).body.data
+    expect(v.stops.map((s: Record<string, unknown>) => [s["contact_name"], s["phone_no"], s["stop_note"]])).toEqual(
+      detailedStops.map((s) => [s.contact_name, s.phone_no, s.stop_note])
+    )
+    expect(v.piece_details).toEqual(detailedPieces)
+    expect(v).toMatchObject({
+      contact: "Ada Lopez",
+      phone: "3125550100",
+      email: "ada@acme.example",
+      billing_reference: "PO-88",
+      signature_required: true,
+      liftgate_required: true,
+      pickup_instructions: "Dock 4, ring twice",
+      deliver_instructions: "Front desk"
+    })
+    expect(v.requested_delivery.local).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
   })
 
   it("runs a multi-stop shipment through its day, with one event sequence", async () => {

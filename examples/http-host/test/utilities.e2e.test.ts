@@ -11,6 +11,9 @@ import * as fc from "effect/FastCheck"
 import { Accounts } from "@waybill/core"
 import {
   bookOne,
+  detailedPieces,
+  detailedShipment,
+  detailedStops,
   type Envelope,
   ops,
   postJson,
@@ -249,6 +252,42 @@ describe("GET /api/v1/utilities/track/", () => {
     // A child never sees its parent's shipments precisely.
     const parents = await bookOne(t.url, parent.liveKey)
     expect((await track({ idx: parents, key: a.liveKey })).body.data.detail).toBe("coarse")
+  })
+
+  it("the owner's precise view shows stop contacts, phones, notes and piece details; the coarse view none", async () => {
+    const id = await bookOne(t.url, a.liveKey, detailedShipment())
+    const precise = (await track({ idx: id, key: a.liveKey })).body.data
+    expect(precise.detail).toBe("precise")
+    expect(
+      precise.stops.map((s: Record<string, unknown>) => ({
+        contact_name: s["contact_name"],
+        phone_no: s["phone_no"],
+        stop_note: s["stop_note"]
+      }))
+    ).toEqual(detailedStops)
+    expect(precise.piece_details).toEqual(detailedPieces)
+    expect(precise).toMatchObject({
+      contact: "Ada Lopez",
+      phone: "3125550100",
+      email: "ada@acme.example",
+      signature_required: true,
+      liftgate_required: true,
+      pickup_instructions: "Dock 4, ring twice",
+      deliver_instructions: "Front desk"
+    })
+    const coarse = await track({ idx: id })
+    expect(coarse.body.data.detail).toBe("coarse")
+    expect(coarse.body.data.piece_details).toBeUndefined()
+    for (const text of [
+      ...detailedStops.flatMap((s) => [s.contact_name, s.phone_no, s.stop_note]),
+      "SKU-9",
+      "Fragile glass",
+      "Binders",
+      "ada@acme.example",
+      "Dock 4",
+      "Front desk"
+    ])
+      expect(coarse.text).not.toContain(text)
   })
 
   it("unknown and malformed tracking numbers: one uniform not-found envelope", async () => {

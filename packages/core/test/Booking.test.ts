@@ -115,6 +115,18 @@ describe("Booking.plan", () => {
       expect(text).toContain(field)
   })
 
+  it("refuses a BillingReference with a comma, which document lookups could never find", () => {
+    expect(problems({ ...base, BillingReference: "PO-1,PO-2" })).toEqual([Booking.BILLING_REFERENCE_COMMA])
+    expect(problems({ ...base, BillingReference: ",", Phone: "12" })).toEqual([
+      "Phone must be a 10-digit phone number",
+      Booking.BILLING_REFERENCE_COMMA
+    ])
+    // A comma past the 23 stored characters would be cut off, but the rule is about what was sent.
+    expect(problems({ ...base, BillingReference: `${"x".repeat(30)},y` })).toEqual([Booking.BILLING_REFERENCE_COMMA])
+    expect(ok({ ...base, BillingReference: "PO-1; PO-2 / #3" }).billingReference).toBe("PO-1; PO-2 / #3")
+    expect(ok({ ...base, BillingReference: 12345 }).billingReference).toBe("12345")
+  })
+
   it("requires the Pickup and Deliver fields of single-stop bookings", () => {
     const { PickupName: _a, DeliverZip: _b, ...rest } = base
     const found = problems(rest)
@@ -293,6 +305,50 @@ describe("Booking.createShipments structural messages", () => {
       "multistop_route must be an array of objects"
     ])
     void Redacted
+  })
+})
+
+describe("Booking.createShipments deep values", () => {
+  it("refuses a body nested deeper than JsonInput.MAX_DEPTH with a BadRequest, wherever the nesting is", async () => {
+    const { Effect, Layer, Option } = await import("effect")
+    const { AccountStore } = await import("../src/access/AccountStore.js")
+    const { WaybillConfig } = await import("../src/shared/Config.js")
+    const { Geo } = await import("../src/geo/Geo.js")
+    const { MAX_DEPTH } = await import("../src/shared/JsonInput.js")
+    const layer = Layer.mergeAll(
+      WaybillConfig.layer(),
+      Layer.succeed(Geo, { lookup: (z: string) => Effect.succeed(Option.fromNullable(zips.get(z))) }),
+      Layer.succeed(AccountStore, {} as never)
+    )
+    // Built bottom-up: an embedder can hand core such a value without any JSON text.
+    const deep = (n: number): unknown => {
+      let v: unknown = "x"
+      for (let i = 0; i < n; i++) v = i % 3 === 0 ? { a: v } : [v]
+      return v
+    }
+    const run = (body: unknown) =>
+      Effect.runPromise(
+        Effect.either(Booking.createShipments({ body, principal })).pipe(Effect.provide(layer)) as never
+      ) as Promise<{ _tag: string; left?: { _tag: string; message?: string } }>
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.integer({ min: MAX_DEPTH, max: 1000 }), fc.integer({ min: 100_000, max: 150_000 })),
+        fc.constantFrom("shipments", "multistop_route", "piece_details", "Contact", "token"),
+        async (n, where) => {
+          const body =
+            where === "shipments"
+              ? { data: { shipments: deep(n) } }
+              : where === "token"
+                ? { data: { token: deep(n), shipments: [base] } }
+                : { data: { shipments: [{ ...base, [where]: deep(n) }] } }
+          const r = await run(body)
+          expect(r._tag).toBe("Left")
+          expect(r.left?._tag).toBe("BadRequest")
+          expect(r.left?.message).toBe(`The body nests arrays and objects more than ${MAX_DEPTH} levels deep.`)
+        }
+      ),
+      { numRuns: 30 }
+    )
   })
 })
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
 import type { DomainEvent, EventType } from "../src/shipments/Event.js"
 import type { ZipLocation } from "../src/geo/Geo.js"
+import * as Operations from "../src/shipments/Operations.js"
 import type { ShipmentRecord, StopRecord } from "../src/shipments/Shipment.js"
 import * as Track from "../src/shipments/Track.js"
 
@@ -78,8 +79,22 @@ const places = new Map<string, ZipLocation>([
   ]
 ])
 
+const piece = {
+  seq: 0,
+  pieceNo: "P-1",
+  weight: "5",
+  length: "10",
+  width: "8",
+  height: "4",
+  pc: "1",
+  sourceId: "SKU-9",
+  description: "Fragile glass"
+}
+
 describe("Track views", () => {
-  const s = shipment([stop(0, 1, { status: "completed" }), stop(1, 1, { zip: "60613", city: "Lakeview" })])
+  const s = shipment([stop(0, 1, { status: "completed" }), stop(1, 1, { zip: "60613", city: "Lakeview" })], {
+    pieceDetails: [piece]
+  })
   const events = [
     event("shipment.booked", 1, { estimated_charge: 22.4 }),
     event("shipment.assigned", 2, { driver_id: "drv-1" }),
@@ -139,11 +154,35 @@ describe("Track views", () => {
       city: "Chicago",
       state: "IL",
       zip: "60606",
+      contact_name: "Contact",
+      phone_no: "3125550100",
+      stop_note: "Leave at the back",
       latitude: 41.882312,
       longitude: -87.637845,
       eta: "2026-11-17T10:00:00",
       tz: "CST"
     })
+    expect(v.piece_details).toEqual([
+      {
+        piece_no: "P-1",
+        piece_weight: "5",
+        length: "10",
+        width: "8",
+        height: "4",
+        pc: "1",
+        id: "SKU-9",
+        description: "Fragile glass"
+      }
+    ])
+    expect([
+      v.contact,
+      v.phone,
+      v.email,
+      v.signature_required,
+      v.liftgate_required,
+      v.pickup_instructions,
+      v.deliver_instructions
+    ]).toEqual(["Ada Lopez", "3125550100", "ada@example.com", false, false, "Dock 4", "Front desk"])
     expect(v.events.map((e) => [e.type, e.sequence, e.data])).toEqual([
       ["shipment.booked", 1, { estimated_charge: 22.4 }],
       ["shipment.assigned", 2, { driver_id: "drv-1" }],
@@ -178,20 +217,34 @@ const twoDecimals = (x: number) => Math.abs(x * 100 - Math.round(x * 100)) < 1e-
 
 describe("Track properties", () => {
   it.prop(
-    "the coarse view never reveals a name, street address, contact, note, event data or exact position",
+    "the coarse view never reveals a name, street address, contact, note, piece detail, event data or exact position",
     {
       stops: fc.array(stopArb, { minLength: 2, maxLength: 6 }),
       contact: secret,
       reference: secret,
-      eventData: fc.array(secret, { maxLength: 4 })
+      eventData: fc.array(secret, { maxLength: 4 }),
+      pieceText: fc.array(secret, { maxLength: 3 })
     },
-    ({ contact, eventData, reference, stops }) => {
+    ({ contact, eventData, pieceText, reference, stops }) => {
       const records = stops.map((x, i) => stop(i, stops.length - 1, x))
       const s = shipment(records, {
         contact,
+        phone: contact,
         billingReference: reference,
         pickupInstructions: contact,
-        email: reference
+        deliverInstructions: reference,
+        email: reference,
+        pieceDetails: pieceText.map((t, seq) => ({
+          seq,
+          pieceNo: t,
+          weight: t,
+          length: t,
+          width: t,
+          height: t,
+          pc: t,
+          sourceId: t,
+          description: t
+        }))
       })
       const events = eventData.map((d, i) => event("shipment.stop_arrived", i + 1, { note: d, [d]: d }))
       const view = Track.coarseView(s, events, places)
@@ -215,4 +268,74 @@ describe("Track properties", () => {
     },
     { fastCheck: { numRuns: 200 } }
   )
+})
+
+describe("every field the booking API accepts is shown back", () => {
+  // One distinct marker per accepted field, so a field missing from a view is named.
+  const marked = (field: string) => `<${field}>`
+  const stopFields = ["name", "address", "city", "state", "contactName", "phone", "note"] as const
+  const pieceFields = ["pieceNo", "weight", "length", "width", "height", "pc", "sourceId", "description"] as const
+  const shipmentFields = [
+    "contact",
+    "phone",
+    "email",
+    "billingReference",
+    "pickupInstructions",
+    "deliverInstructions"
+  ] as const
+  const stops = [0, 1, 2].map((seq) =>
+    stop(seq, 2, Object.fromEntries(stopFields.map((f) => [f, marked(`stop${seq}.${f}`)])) as Partial<StopRecord>)
+  )
+  const record = shipment(stops, {
+    ...Object.fromEntries(shipmentFields.map((f) => [f, marked(f)])),
+    signatureRequired: true,
+    liftgateRequired: true,
+    jsonstrn: marked("jsonstrn"),
+    pieceDetails: [0, 1].map((seq) => ({
+      seq,
+      ...(Object.fromEntries(pieceFields.map((f) => [f, marked(`piece${seq}.${f}`)])) as Record<
+        (typeof pieceFields)[number],
+        string
+      >)
+    }))
+  })
+  const expected = [
+    ...shipmentFields.map(marked),
+    ...[0, 1, 2].flatMap((seq) => stopFields.map((f) => marked(`stop${seq}.${f}`))),
+    ...[0, 1].flatMap((seq) => pieceFields.map((f) => marked(`piece${seq}.${f}`)))
+  ]
+
+  it("in the operator view (ops API and CLI), with the flags, times and jsonstrn", () => {
+    const v = Operations.view(record, [])
+    const json = JSON.stringify(v)
+    for (const m of [...expected, marked("jsonstrn")]) expect(json, m).toContain(JSON.stringify(m).slice(1, -1))
+    expect([v.signature_required, v.liftgate_required]).toEqual([true, true])
+    expect(v.requested_delivery.utc).toBe(new Date(NOW).toISOString())
+    expect(v.ready.utc).toBe(new Date(NOW).toISOString())
+    expect(v.stops[1]).toMatchObject({
+      contact_name: "<stop1.contactName>",
+      phone_no: "<stop1.phone>",
+      stop_note: "<stop1.note>"
+    })
+    expect(v.piece_details[1]).toEqual({
+      piece_no: "<piece1.pieceNo>",
+      piece_weight: "<piece1.weight>",
+      length: "<piece1.length>",
+      width: "<piece1.width>",
+      height: "<piece1.height>",
+      pc: "<piece1.pc>",
+      id: "<piece1.sourceId>",
+      description: "<piece1.description>"
+    })
+  })
+
+  it("in the owner's precise tracking view, and none of it in the coarse view", () => {
+    const precise = JSON.stringify(Track.preciseView(record, [], []))
+    const coarse = JSON.stringify(Track.coarseView(record, [], places))
+    for (const m of expected) {
+      const escaped = JSON.stringify(m).slice(1, -1)
+      expect(precise, m).toContain(escaped)
+      expect(coarse, m).not.toContain(escaped)
+    }
+  })
 })

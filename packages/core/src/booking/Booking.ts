@@ -16,6 +16,7 @@ import type { Principal, RateCard, AccountStore } from "../access/index.js"
 import * as Catalog from "./Catalog.js"
 import type { BusinessHours, ServiceOption, VehicleOption, WaybillConfigShape, KeyRing } from "../shared/index.js"
 import {
+  JsonInput,
   WaybillConfig,
   digits,
   Entropy,
@@ -200,6 +201,10 @@ const sameAddress = (a: string, b: string) =>
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
+/** Why a `BillingReference` with a comma is refused (the document lookup's separator). */
+export const BILLING_REFERENCE_COMMA =
+  "BillingReference must not contain a comma (document lookups read a comma as a separator between references)"
+
 /** The 5-digit ZIPs a shipment names (valid-looking ones only), for one batched Geo lookup. */
 export const zipsOf = (input: ShipmentInput): ReadonlyArray<string> => {
   const raw = [input.PickupZip, input.DeliverZip, ...(input.multistop_route ?? []).map((s) => s.zip)]
@@ -235,6 +240,11 @@ export const plan = (input: ShipmentInput, ctx: PlanContext): Either.Either<Ship
   const phone = take("Phone", Sanitize.phone(input.Phone))
   const email = Sanitize.text(input.Email, 254)
   if (email !== "" && !EMAIL.test(email)) problems.push("Email is not a valid e-mail address")
+  // Document lookups always read a comma as a separator (interface 2.4), so a reference holding
+  // one could be stored but never found again: refused here rather than silently unfindable.
+  if (typeof input.BillingReference === "string" && input.BillingReference.includes(",")) {
+    problems.push(BILLING_REFERENCE_COMMA)
+  }
   const pieces = take("Pieces", Sanitize.pieces(input.Pieces))
   const weightLb = take("Weight", Sanitize.weight(input.Weight))
   const signatureRequired = take("SignatureReq", Sanitize.flag(input.SignatureReq))
@@ -664,6 +674,11 @@ const decodeShipment = Schema.decodeUnknownEither(ShipmentInput, { errors: "all"
  */
 export const createShipments = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
+  // The HTTP layer refuses deep JSON text before parsing it; this covers bodies handed to core
+  // directly. Decoding and formatting below recurse into the value, so a deep one must stop here.
+  if (JsonInput.exceedsDepth(input.body)) {
+    return yield* new BadRequest({ message: JsonInput.tooDeepMessage("The body") })
+  }
   const principal = input.principal
 
   const parsed = decodeRequest(input.body)

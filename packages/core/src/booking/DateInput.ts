@@ -3,21 +3,46 @@
  *
  * Reads the `Pickupdate` / `Deliverdate` fields of a booking. The spec promises "any parsable
  * date string" plus the friendly `now` and `today`; `Date.parse` cannot be used for that
- * because it reads zone-less strings in the machine's zone, while a booking means the stop's
- * zone. So the accepted forms are parsed by hand, local ones through {@link fromLocal}.
+ * because it reads zone-less strings in the machine's zone (and its accepted forms differ
+ * between engines), while a booking means the stop's zone. So the accepted forms are an
+ * explicit grammar, parsed by hand; local ones go through {@link fromLocal}.
  *
- * Accepted (surrounding blanks ignored, case-insensitive):
- * - `now`; `today` (pickup: the request instant; deliver: today's closing time, never before now);
- * - ISO 8601 `YYYY-MM-DD`, `YYYY-MM-DDTHH:mm[:ss[.fff]]` (or a space for `T`), optionally
- *   followed by `Z`, `±HH`, `±HHmm` or `±HH:mm`;
- * - US `MM/DD/YYYY` and `MM/DD/YYYY H:mm[:ss]`, optionally with `AM`/`PM` (a comma after the
- *   year is allowed, as en-US `toLocaleString` writes it);
- * - RFC 2822 `[Sat, ]21 Nov 2026 16:30[:00] -0600` (zone `±hhmm`, `UT`, `GMT`, `Z` or a US
- *   zone name; full day and month names too), and the same without a zone, or without time
- *   and zone, read locally. A weekday that contradicts the date is an error, not ignored;
- * - a finite number: a Unix timestamp, in seconds when below 1e11 (before the year 5138),
- *   otherwise in milliseconds (every ms timestamp after 1973-03-03).
- * A date without a time means the opening of business (`BusinessHours.open`) that day.
+ * Grammar (surrounding blanks ignored, runs of blanks read as one space, case-insensitive,
+ * at most 80 characters):
+ *
+ * ```text
+ * input    = "now" | "today" | unix | iso | written
+ * unix     = 10 digits (Unix seconds) | 13 digits (Unix milliseconds)
+ * iso      = YYYY-MM-DD [("T" | " ") HH:mm [:ss [.fff]] [zone-iso]]
+ * zone-iso = "Z" | ±HH | ±HHmm | ±HH:mm
+ * written  = [weekday [.] [,] " "] date [sep time [" "] [zone [" (" comment ")"]]]
+ * date     = YYYY/M/D                           (year first: year, month, day)
+ *          | M/D/YYYY | M-D-YYYY                (otherwise always US order: month first)
+ *          | month [.] " " D [ordinal] [,] " " YYYY       (Nov 27 2026, November 27th, 2026)
+ *          | D [ordinal] " " month [.] [,] " " YYYY       (27 Nov 2026, RFC 2822)
+ * month    = a month name, or its first 3 or more letters (jan, sept, november)
+ * weekday  = a weekday name, or its first 3 or more letters (fri, thurs, friday)
+ * sep      = " " | ", " | "T" | " at "
+ * time     = H:mm [:ss] [ampm] | H ampm          (H is 0-23, or 1-12 with ampm)
+ * ampm     = "am" | "pm" | "a.m." | "p.m."
+ * zone     = "Z" | "UT" | "UTC" | "GMT" | EST EDT CST CDT MST MDT PST PDT
+ *          | ["GMT" | "UTC"] ±HH [[:]mm]         (-0600, +05:30, GMT-0600)
+ * ```
+ *
+ * Meaning, so every accepted value is exactly one instant:
+ * - Numeric dates are never guessed: a 4-digit first field is the year (`2026/11/12`),
+ *   otherwise the month comes first (`11-12-2026` and `11/12/2026` are November 12); a day
+ *   first (`27/11/2026`) is an invalid date, and two-digit years are not accepted.
+ * - A date that does not exist (`Feb 30 2026`, `2026-02-29`) is an error, never rolled over.
+ * - A weekday that contradicts the date is an error, not ignored.
+ * - With a zone the instant is absolute. Without one the wall time is in the stop's zone; a
+ *   wall time that occurs twice (the hour after DST ends) is the earlier instant, one that does
+ *   not occur (the hour skipped when DST starts) moves forward by the gap.
+ * - A date without a time means the opening of business (`BusinessHours.open`, 08:00 by
+ *   default) that day in the stop's zone.
+ * - `now` is the request instant; `today` is that too for a pickup, and today's close of
+ *   business (never before now) for a delivery.
+ * - A JSON number (not a string) is a Unix time too: seconds below 1e11, else milliseconds.
  */
 import * as Either from "effect/Either"
 import type { BusinessHours } from "../shared/index.js"
@@ -45,8 +70,8 @@ export const DateInputMessages = {
   outOfRange: "is out of range"
 } as const
 
-/** Longer inputs are never dates; refusing them early keeps the regexes cheap. */
-const MAX_LENGTH = 64
+/** Longer inputs are never dates (the longest form, a JavaScript `Date.toString()`, is ~60). */
+const MAX_LENGTH = 80
 /** Below this a numeric input is read as Unix seconds, from here on as milliseconds. */
 const SECONDS_LIMIT = 1e11
 /** The ECMAScript time value range. */
@@ -68,12 +93,13 @@ const MONTHS = [
 ] as const
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"] as const
 
-/** Index of a name given in full or as its first three letters, or -1. */
+/** Index of a name given in full or as its first 3 or more letters (`sept`, `thurs`), or -1. */
 const nameIndex = (names: ReadonlyArray<string>, token: string): number =>
-  names.findIndex((n) => n === token || n.slice(0, 3) === token)
+  token.length < 3 ? -1 : names.findIndex((n) => n.startsWith(token))
 /** RFC 2822 section 4.3 named zones, in minutes east of UTC. */
 const NAMED_ZONES: Readonly<Record<string, number>> = {
   ut: 0,
+  utc: 0,
   gmt: 0,
   z: 0,
   est: -300,
@@ -88,9 +114,17 @@ const NAMED_ZONES: Readonly<Record<string, number>> = {
 
 const ISO =
   /^(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?\s*(z|[+-]\d{2}(?::?\d{2})?)?)?$/
-const US = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:(?:,?\s+|t)(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?)?$/
-const RFC2822 =
-  /^(?:([a-z]{3,9}),?\s+)?(\d{1,2})\s+([a-z]{3,9})\s+(\d{4})(?:\s+(\d{2}):(\d{2})(?::(\d{2}))?(?:\s+([+-]\d{4}|[a-z]{1,3}))?)?$/
+const UNIX_SECONDS = /^\d{10}$/
+const UNIX_MILLISECONDS = /^\d{13}$/
+
+// The `written` grammar, read left to right; each part is anchored where the previous ended.
+const WEEKDAY_PREFIX = /^([a-z]{3,9})\.?,? /
+const DATE_YEAR_FIRST = /^(\d{4})\/(\d{1,2})\/(\d{1,2})/
+const DATE_MONTH_FIRST = /^(\d{1,2})([/-])(\d{1,2})\2(\d{4})/
+const DATE_NAME_FIRST = /^([a-z]{3,9})\.? (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})/
+const DATE_DAY_NAME = /^(\d{1,2})(?:st|nd|rd|th)? ([a-z]{3,9})\.?,? (\d{4})/
+const TIME = /^(?:,? |t| at )(\d{1,2})(?::(\d{2})(?::(\d{2}))?)? ?(am|pm|a\.m\.|p\.m\.)?/
+const ZONE = /^ ?([a-z]{1,3}|(?:gmt|utc)?[+-]\d{2}(?::?\d{2})?)(?: \([^()]{1,60}\))?$/
 
 const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
 
@@ -163,48 +197,80 @@ const parseIso = (m: RegExpExecArray, ctx: DateInputContext): Parsed => {
   return absolute(y, mo, d, time.hour, time.minute, time.second, ms, offset)
 }
 
-const parseUs = (m: RegExpExecArray, ctx: DateInputContext): Parsed => {
-  const [, mos, ds, ys, hs, mis, ss, meridiem] = m
-  const y = Number(ys)
-  const mo = Number(mos)
-  const d = Number(ds)
-  if (hs === undefined) return local(ctx, y, mo, d, undefined)
-  let hour = Number(hs)
-  if (meridiem !== undefined) {
-    if (hour < 1 || hour > 12) return Either.left(DateInputMessages.invalidTime)
-    hour = (hour % 12) + (meridiem.startsWith("p") ? 12 : 0)
-  }
-  return local(ctx, y, mo, d, { hour, minute: Number(mis), second: Number(ss ?? 0) })
+/** 1-12 for a month name or its abbreviation, -1 for any other word. */
+const monthNumber = (token: string): number => {
+  const i = nameIndex(MONTHS, token)
+  return i < 0 ? -1 : i + 1
 }
 
-const parseRfc2822 = (m: RegExpExecArray, ctx: DateInputContext): Parsed => {
-  const [, wd, ds, mon, ys, hs, mis, ss, zone] = m
-  const mo = nameIndex(MONTHS, mon ?? "") + 1
-  if (mo === 0) return Either.left(DateInputMessages.unrecognized)
-  const y = Number(ys)
-  const d = Number(ds)
+/** A zone of the written grammar in minutes east of UTC; a Left for unknown or impossible ones. */
+const writtenZone = (zone: string): Either.Either<number, string> => {
+  const numeric = /^(?:gmt|utc)?([+-])(\d{2}):?(\d{2})?$/.exec(zone)
+  if (numeric === null) {
+    return Object.hasOwn(NAMED_ZONES, zone)
+      ? Either.right(NAMED_ZONES[zone]!)
+      : Either.left(DateInputMessages.unrecognized)
+  }
+  const h = Number(numeric[2])
+  const mi = Number(numeric[3] ?? 0)
+  if (h > 23 || mi > 59) return Either.left(DateInputMessages.invalidOffset)
+  return Either.right((numeric[1] === "-" ? -1 : 1) * (h * 60 + mi))
+}
+
+/** The `written` forms (see the module comment); undefined when the text is not one of them. */
+const parseWritten = (text: string, ctx: DateInputContext): Parsed | undefined => {
+  let rest = text
+  let weekday = -1
+  const wd = WEEKDAY_PREFIX.exec(rest)
+  if (wd !== null && nameIndex(WEEKDAYS, wd[1]!) >= 0) {
+    weekday = nameIndex(WEEKDAYS, wd[1]!)
+    rest = rest.slice(wd[0].length)
+  }
+  // [year, month, day]; a month name that is not one is -1, told apart from a numeric month 0.
+  let ymd: readonly [number, number, number]
+  let m: RegExpExecArray | null
+  if ((m = DATE_YEAR_FIRST.exec(rest)) !== null) ymd = [Number(m[1]), Number(m[2]), Number(m[3])]
+  else if ((m = DATE_MONTH_FIRST.exec(rest)) !== null) ymd = [Number(m[4]), Number(m[1]), Number(m[3])]
+  else if ((m = DATE_NAME_FIRST.exec(rest)) !== null) ymd = [Number(m[3]), monthNumber(m[1]!), Number(m[2])]
+  else if ((m = DATE_DAY_NAME.exec(rest)) !== null) ymd = [Number(m[3]), monthNumber(m[2]!), Number(m[1])]
+  else return undefined
+  const [y, mo, d] = ymd
+  if (mo === -1) return Either.left(DateInputMessages.unrecognized)
+  rest = rest.slice(m[0].length)
+
+  let time: { hour: number; minute: number; second: number } | undefined
+  let zone: string | undefined
+  if (rest !== "") {
+    const t = TIME.exec(rest)
+    if (t === null) return undefined
+    const [, hs, mis, ss, meridiem] = t
+    // An hour alone is a time only with am/pm ("3 pm"); "Nov 27 2026 10" is not a date.
+    if (mis === undefined && meridiem === undefined) return undefined
+    rest = rest.slice(t[0].length)
+    if (rest !== "") {
+      const z = ZONE.exec(rest)
+      if (z === null) return undefined
+      zone = z[1]
+    }
+    let hour = Number(hs)
+    if (meridiem !== undefined) {
+      if (hour < 1 || hour > 12) return Either.left(DateInputMessages.invalidTime)
+      hour = (hour % 12) + (meridiem.startsWith("p") ? 12 : 0)
+    }
+    time = { hour, minute: Number(mis ?? 0), second: Number(ss ?? 0) }
+  }
+
   if (!validDate(y, mo, d)) return Either.left(DateInputMessages.invalidDate)
-  if (wd !== undefined) {
-    const wi = nameIndex(WEEKDAYS, wd)
-    if (wi < 0) return Either.left(DateInputMessages.unrecognized)
+  if (weekday >= 0) {
     const probe = new Date(0)
     probe.setUTCFullYear(y, mo - 1, d)
-    if (probe.getUTCDay() !== wi) return Either.left(DateInputMessages.weekdayMismatch)
+    if (probe.getUTCDay() !== weekday) return Either.left(DateInputMessages.weekdayMismatch)
   }
-  if (hs === undefined) return local(ctx, y, mo, d, undefined)
-  const time = { hour: Number(hs), minute: Number(mis), second: Number(ss ?? 0) }
+  if (time === undefined) return local(ctx, y, mo, d, undefined)
   if (zone === undefined) return local(ctx, y, mo, d, time)
-  let offset: number | undefined
-  if (zone.startsWith("+") || zone.startsWith("-")) {
-    const h = Number(zone.slice(1, 3))
-    const mi = Number(zone.slice(3, 5))
-    offset = h > 23 || mi > 59 ? undefined : (zone.startsWith("-") ? -1 : 1) * (h * 60 + mi)
-    if (offset === undefined) return Either.left(DateInputMessages.invalidOffset)
-  } else {
-    offset = Object.hasOwn(NAMED_ZONES, zone) ? NAMED_ZONES[zone] : undefined
-    if (offset === undefined) return Either.left(DateInputMessages.unrecognized)
-  }
-  return absolute(y, mo, d, time.hour, time.minute, time.second, 0, offset)
+  const offset = writtenZone(zone)
+  if (Either.isLeft(offset)) return Either.left(offset.left)
+  return absolute(y, mo, d, time.hour, time.minute, time.second, 0, offset.right)
 }
 
 const inRange = (r: Parsed): Parsed =>
@@ -213,7 +279,8 @@ const inRange = (r: Parsed): Parsed =>
   )
 
 const parseString = (text: string, ctx: DateInputContext): Parsed => {
-  const s = text.trim().toLowerCase()
+  if (text.length > MAX_LENGTH * 4) return Either.left(DateInputMessages.unrecognized)
+  const s = text.trim().toLowerCase().replace(/\s+/g, " ")
   if (s === "") return Either.left(DateInputMessages.required)
   if (s.length > MAX_LENGTH) return Either.left(DateInputMessages.unrecognized)
   if (s === "now") return Either.right(ctx.nowMs)
@@ -222,13 +289,11 @@ const parseString = (text: string, ctx: DateInputContext): Parsed => {
     const close = atClock(toLocal(ctx.nowMs, ctx.timeZone), parseClock(ctx.hours.close))
     return Either.right(Math.max(ctx.nowMs, fromLocal(close, ctx.timeZone)))
   }
+  if (UNIX_SECONDS.test(s)) return inRange(Either.right(Number(s) * 1000))
+  if (UNIX_MILLISECONDS.test(s)) return inRange(Either.right(Number(s)))
   const iso = ISO.exec(s)
   if (iso !== null) return inRange(parseIso(iso, ctx))
-  const us = US.exec(s)
-  if (us !== null) return inRange(parseUs(us, ctx))
-  const rfc = RFC2822.exec(s)
-  if (rfc !== null) return inRange(parseRfc2822(rfc, ctx))
-  return Either.left(DateInputMessages.unrecognized)
+  return inRange(parseWritten(s, ctx) ?? Either.left(DateInputMessages.unrecognized))
 }
 
 /**

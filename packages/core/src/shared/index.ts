@@ -4,6 +4,7 @@
  * The only door into `shared/`: other capability folders and the package entry import from here.
  */
 export * as Config from "./Config.js"
+export * as JsonInput from "./JsonInput.js"
 export * as Ulid from "./Ulid.js"
 export * as Errors from "./Errors.js"
 export {

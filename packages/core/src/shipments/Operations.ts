@@ -21,7 +21,7 @@ import type { DomainEvent } from "./Event.js"
 import { EventOutbox } from "./EventOutbox.js"
 import * as Lifecycle from "./Lifecycle.js"
 import { abbreviation, formatInZone } from "../geo/index.js"
-import type { ShipmentRecord } from "./Shipment.js"
+import { pieceJson, type ShipmentRecord } from "./Shipment.js"
 import { ShipmentStore } from "./ShipmentStore.js"
 import { Transactor, Ulid } from "../shared/index.js"
 
@@ -122,6 +122,16 @@ export const view = (s: ShipmentRecord, events: ReadonlyArray<DomainEvent>) => {
     pieces: s.pieces,
     weight: s.weightLb,
     billing_reference: s.billingReference,
+    jsonstrn: s.jsonstrn,
+    contact: s.contact,
+    phone: s.phone,
+    email: s.email,
+    signature_required: s.signatureRequired,
+    liftgate_required: s.liftgateRequired,
+    pickup_instructions: s.pickupInstructions,
+    deliver_instructions: s.deliverInstructions,
+    ready: local(s.readyAt, s.stops[0]!.timeZone),
+    requested_delivery: local(s.requestedDeliveryAt, destTz),
     estimated_delivery: local(s.estimatedDeliveryAt, destTz),
     guaranteed_delivery: local(s.guaranteedDeliveryAt, destTz),
     charge: s.charge,
@@ -135,10 +145,14 @@ export const view = (s: ShipmentRecord, events: ReadonlyArray<DomainEvent>) => {
       city: stop.city,
       state: stop.state,
       zip: stop.zip,
+      contact_name: stop.contactName,
+      phone_no: stop.phone,
+      stop_note: stop.note,
       status: stop.status,
       eta: local(stop.etaAt, stop.timeZone)
     })),
     legs: s.legs.map((l) => ({ from: l.fromStop, to: l.toStop, miles: l.miles })),
+    piece_details: s.pieceDetails.map(pieceJson),
     events: events.map((e) => ({
       id: e.id,
       type: e.type,

@@ -107,5 +107,20 @@ export interface ShipmentRecord {
   readonly pieceDetails: ReadonlyArray<PieceRecord>
 }
 
+/**
+ * A `piece_details` row under the names the API accepted it with (interface 2.2), for the views
+ * that show it back (operator view, the owner's precise tracking view).
+ */
+export const pieceJson = (p: PieceRecord) => ({
+  piece_no: p.pieceNo,
+  piece_weight: p.weight,
+  length: p.length,
+  width: p.width,
+  height: p.height,
+  pc: p.pc,
+  id: p.sourceId,
+  description: p.description
+})
+
 /** The stop where the shipment ends (last of the route). */
 export const destination = (s: Pick<ShipmentRecord, "stops">): StopRecord => s.stops[s.stops.length - 1]!

@@ -22,7 +22,7 @@ import { parseId } from "./Cancel.js"
 import type { DomainEvent } from "./Event.js"
 import { EventOutbox } from "./EventOutbox.js"
 import { Geo, type ZipLocation, abbreviation, formatInZone } from "../geo/index.js"
-import type { ShipmentRecord, ShipmentState, StopRole, StopStatus } from "./Shipment.js"
+import { pieceJson, type ShipmentRecord, type ShipmentState, type StopRole, type StopStatus } from "./Shipment.js"
 import { ShipmentStore } from "./ShipmentStore.js"
 
 /** The tracking number is malformed or unknown: one answer for both, so numbers cannot be probed. */
@@ -73,6 +73,10 @@ export interface PreciseStop {
   readonly city: string
   readonly state: string
   readonly zip: string
+  /** The stop's `contact_name`, `phone_no` and `stop_note` as booked (cleaned). */
+  readonly contact_name: string
+  readonly phone_no: string
+  readonly stop_note: string
   readonly latitude: number
   readonly longitude: number
   /** Estimated arrival, local time of the stop without offset, and its zone abbreviation. */
@@ -100,10 +104,20 @@ export interface PreciseView {
   readonly pieces: number
   readonly weight: number
   readonly billing_reference: string
+  /** What the booking said about the shipment, as stored: every field the API accepted shows somewhere. */
+  readonly contact: string
+  readonly phone: string
+  readonly email: string
+  readonly signature_required: boolean
+  readonly liftgate_required: boolean
+  readonly pickup_instructions: string
+  readonly deliver_instructions: string
   readonly estimated_delivery: string
   readonly guaranteed_delivery: string
   readonly destination_tz: string
   readonly stops: ReadonlyArray<PreciseStop>
+  /** The booking's `piece_details` rows, under their wire names. */
+  readonly piece_details: ReadonlyArray<ReturnType<typeof pieceJson>>
   readonly events: ReadonlyArray<PreciseEvent>
   /** Documents available for the order (none are produced yet; the list is always empty). */
   readonly documents: ReadonlyArray<unknown>
@@ -156,7 +170,10 @@ export const coarseView = (
     .map((e) => ({ type: e.type, occurred_at: new Date(e.occurredAt).toISOString() }))
 })
 
-/** The precise view (pure): everything the coarse one has, plus places, positions and event data. */
+/**
+ * The precise view (pure): everything the coarse one has, plus places, positions, contacts,
+ * notes, piece details and event data: what the owner booked, shown back to the owner.
+ */
 export const preciseView = (
   s: ShipmentRecord,
   events: ReadonlyArray<DomainEvent>,
@@ -171,6 +188,13 @@ export const preciseView = (
   pieces: s.pieces,
   weight: s.weightLb,
   billing_reference: s.billingReference,
+  contact: s.contact,
+  phone: s.phone,
+  email: s.email,
+  signature_required: s.signatureRequired,
+  liftgate_required: s.liftgateRequired,
+  pickup_instructions: s.pickupInstructions,
+  deliver_instructions: s.deliverInstructions,
   ...times(s),
   stops: s.stops.map((stop) => ({
     seq: stop.seq,
@@ -182,11 +206,15 @@ export const preciseView = (
     city: stop.city,
     state: stop.state,
     zip: stop.zip,
+    contact_name: stop.contactName,
+    phone_no: stop.phone,
+    stop_note: stop.note,
     latitude: stop.latitude,
     longitude: stop.longitude,
     eta: formatInZone(stop.etaAt, stop.timeZone),
     tz: abbreviation(stop.etaAt, stop.timeZone)
   })),
+  piece_details: s.pieceDetails.map(pieceJson),
   events: events.map((e) => ({
     id: e.id,
     type: e.type,

@@ -6,6 +6,8 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { JsonInput } from "@waybill/core"
 import type { WaybillRequest } from "../Raw.js"
 
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
@@ -61,3 +63,14 @@ export const mediaType = (request: WaybillRequest): string =>
 
 /** Whether a media type is JSON (`application/json` or any `+json` suffix). */
 export const isJson = (type: string): boolean => type === "application/json" || type.endsWith("+json")
+
+/**
+ * Every JSON body of every route enters here: parsed with core's depth guard, which refuses a
+ * text nested deeper than `JsonInput.MAX_DEPTH` before `JSON.parse` builds anything (deep
+ * values crash whatever walks them recursively later: formatters, `String()`, loggers). Left is
+ * the 400 message, naming the input as `what` ("The body", "The form field data").
+ */
+export const parseJson = (text: string, what = "The body"): Either.Either<unknown, string> =>
+  Either.mapLeft(JsonInput.parse(text), (e) =>
+    e._tag === "TooDeep" ? JsonInput.tooDeepMessage(what, e.maxDepth) : `${what} is not valid JSON.`
+  )

@@ -1,8 +1,9 @@
 /** `POST /api/v1/order/json/`: create shipments (interface 4.1). */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { BadRequest, Booking, Credentials, WaybillConfig } from "@waybill/core"
-import { isJson, mediaType, readBody } from "../internal/body.js"
+import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
 import { admissionErrors, badRequestErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { WaybillRequest } from "../Raw.js"
@@ -39,11 +40,10 @@ const bookingBody = (request: WaybillRequest, limit: number) =>
       }
       source = values[0]!
     }
-    return yield* Effect.try({
-      try: () => JSON.parse(source) as unknown,
-      catch: () =>
-        new BadRequest({ message: jsonBody ? "The body is not valid JSON." : "The form field data is not valid JSON." })
-    })
+    return yield* Either.mapLeft(
+      parseJson(source, jsonBody ? "The body" : "The form field data"),
+      (message) => new BadRequest({ message })
+    )
   })
 
 /** `data` of a parsed body, where `data.token` / `data.key` may hold the key; `{}` for any other shape. */

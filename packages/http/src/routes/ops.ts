@@ -7,10 +7,11 @@
  * - `POST /ops/v1/shipments/{track_no}/{action}`  JSON `{ "driver_id"?, "stop"?, "reason"? }`
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { constantTimeEqual, Operations } from "@waybill/core"
-import { isJson, mediaType, readBody } from "../internal/body.js"
+import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
 import { failure, json, success } from "../internal/respond.js"
 import type { Reply } from "../Raw.js"
@@ -74,11 +75,9 @@ export const opsActionRoute: Route = {
       let raw: unknown = {}
       if (bytes.length > 0) {
         if (!isJson(mediaType(ctx.request))) return failure(415, "Send a JSON body (application/json).")
-        try {
-          raw = JSON.parse(new TextDecoder().decode(bytes))
-        } catch {
-          return failure(400, "The body is not valid JSON.")
-        }
+        const parsed = parseJson(new TextDecoder().decode(bytes))
+        if (Either.isLeft(parsed)) return failure(400, parsed.left)
+        raw = parsed.right
       }
       const body = Schema.decodeUnknownEither(OpsBody)(raw)
       if (body._tag === "Left")

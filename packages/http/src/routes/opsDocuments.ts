@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { Documents, WaybillConfig } from "@waybill/core"
-import { isJson, mediaType, readBody } from "../internal/body.js"
+import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import { guard } from "./ops.js"
@@ -99,13 +99,9 @@ export const opsOrderRoute: Route = {
       if (sub === "invoice") {
         const bytes = yield* readBody(ctx.request, 4096)
         if (!isJson(mediaType(ctx.request))) return failure(415, 'Send JSON: {"invoice": "INV-1"}.')
-        let raw: unknown
-        try {
-          raw = JSON.parse(new TextDecoder().decode(bytes))
-        } catch {
-          return failure(400, "The body is not valid JSON.")
-        }
-        const body = Schema.decodeUnknownEither(InvoiceBody)(raw)
+        const raw = parseJson(new TextDecoder().decode(bytes))
+        if (Either.isLeft(raw)) return failure(400, raw.left)
+        const body = Schema.decodeUnknownEither(InvoiceBody)(raw.right)
         if (Either.isLeft(body)) return failure(400, 'The body must be {"invoice": string}.')
         const order = yield* Documents.setInvoice(trackNo, body.right.invoice)
         return success({ track_no: order.trackNo, invoice: order.invoice })

@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Ssrf, Webhooks } from "@waybill/core"
-import { isJson, mediaType, readBody } from "../internal/body.js"
+import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import { guard } from "./ops.js"
@@ -52,13 +52,11 @@ const RecoverBody = Schema.Struct({ since: Schema.String })
 const jsonBody = <A, I>(ctx: RouteContext, schema: Schema.Schema<A, I>, hint: string) =>
   Effect.map(readBody(ctx.request, 16 * 1024), (bytes): Either.Either<A, Reply> => {
     if (!isJson(mediaType(ctx.request))) return Either.left(failure(415, `Send JSON: ${hint}.`))
-    let raw: unknown
-    try {
-      raw = JSON.parse(new TextDecoder().decode(bytes))
-    } catch {
-      return Either.left(failure(400, "The body is not valid JSON."))
-    }
-    return Either.mapLeft(Schema.decodeUnknownEither(schema)(raw), () => failure(400, `The body must be ${hint}.`))
+    const raw = parseJson(new TextDecoder().decode(bytes))
+    if (Either.isLeft(raw)) return Either.left(failure(400, raw.left))
+    return Either.mapLeft(Schema.decodeUnknownEither(schema)(raw.right), () =>
+      failure(400, `The body must be ${hint}.`)
+    )
   })
 
 const allowPrivate = (ctx: RouteContext) =>
