@@ -28,7 +28,8 @@
  * - the example tracking numbers of {@link FIXTURES} by shipments the test books (and moves
  *   through the operator API) for that page;
  * - values a page shows in an earlier answer (tracking and customer numbers, `wait_idx`,
- *   `validation_key`, the e-mailed code and link token, document ids, download tickets; see
+ *   `validation_key`, the keys provisioning hands out, the e-mailed code and link token,
+ *   document ids, download tickets; see
  *   {@link LEARN}) by the values the real answer had at the same place.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
@@ -270,6 +271,8 @@ const LEARN: ReadonlyArray<RegExp> = [
   /customer_no\s+(\d{7})/g,
   /"wait_idx":\s*"([^"]+)"/g,
   /"validation_key":\s*"([^"]+)"/g,
+  /"production":\s*"([^"]+)"/g,
+  /"test":\s*"([^"]+)"/g,
   /verification code is:\s+(\d{6})/g,
   /verify\/\?token=([^\s"]+)/g,
   /ticket=([^\s"]+)/g,
@@ -278,7 +281,10 @@ const LEARN: ReadonlyArray<RegExp> = [
   /\b(evt_[0-9A-Z]{26})\b/g
 ]
 
-/** Pairs the values each pattern finds in the claim with those it finds in the answer. */
+/**
+ * Pairs the values each pattern finds in the claim, as the page writes it, with those it finds in
+ * the answer; a value learned again (a new `validation_key`) replaces the earlier mapping.
+ */
 const learn = (claim: string, output: string, subs: Map<string, string>) => {
   for (const pattern of LEARN) {
     const shown = [...claim.matchAll(pattern)].map((m) => m[1]!)
@@ -457,7 +463,7 @@ const runPage = async (page: string) => {
     } else {
       expect(result.stdout.trim(), context).toMatch(textPattern(claim))
     }
-    learn(claim, result.stdout, subs)
+    learn(step.claim.body, result.stdout, subs)
   }
 }
 
