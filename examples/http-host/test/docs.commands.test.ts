@@ -165,7 +165,11 @@ const jsonValues = (text: string): Array<unknown> => {
   return values
 }
 
-/** Fields whose value a page shows as it really is (everything else: only its JSON type). */
+/**
+ * Fields whose value a page shows as it really is (everything else: only its JSON type). Only
+ * what does not depend on the day: zone abbreviations (`CST` in winter, `CDT` in summer), times
+ * and random numbers are not compared.
+ */
 const EXACT = new Set([
   "result",
   "message",
@@ -176,7 +180,6 @@ const EXACT = new Set([
   "rates",
   "service_type",
   "vehicle_type",
-  "destination_tz",
   "is_validated",
   "registered",
   "provider",
@@ -243,6 +246,7 @@ const matches = (claimed: unknown, actual: unknown, path: string, key: string): 
 const textPattern = (claim: string): RegExp => {
   const masks = [
     /\d{4}-\d{2}-\d{2}T[\d:.]+Z?/g,
+    /\b[ECMP][SD]T\b/g,
     /wb_(?:live|test)_[A-Za-z0-9]+(?:…|\.\.\.)?/g,
     /whsec_[A-Za-z0-9+/=]+/g,
     /\b(?:doc|evt|we|wr|vk)_[A-Za-z0-9_-]+/g,
