@@ -69,10 +69,11 @@ Commands:
   webhook test ENDPOINT_ID        queue a webhook.test event for the endpoint
 
 Options for every command:
-  --db FILE      SQLite database (default .waybill/waybill.db, created if missing)
-  --blob-dir DIR document files (default <db>.blobs)
-  --json         machine-readable output
-  --secret-file  master secret file (default <db>.secret, created if missing, mode 0600)
+  --db FILE           SQLite database (default .waybill/waybill.db in the directory pnpm was
+                      started from, created if missing)
+  --blob-dir DIR      document files (default <db>.blobs)
+  --json              machine-readable output
+  --secret-file FILE  master secret file (default <db>.secret, created if missing, mode 0600)
 `
 
 class UsageError extends Error {}
