@@ -123,7 +123,6 @@ const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Reply, never, H
     )
   }
   // Routes that checked a rate limit (core `Admission`) get the RateLimit header fields.
-  // A literal, not `{ ...ctx, params }`: adding a field after a spread costs V8 a fresh hidden class.
   const routeCtx: RouteContext = {
     request: ctx.request,
     url: ctx.url,

@@ -53,8 +53,6 @@ export interface Reply {
 /** The reply with `extra` fields added (replacing fields of the same name); never mutates. */
 export const withHeaders = (reply: Reply, extra: Readonly<Record<string, string>>): Reply => ({
   status: reply.status,
-  // Not `{ ...reply.headers, ...extra }`: V8 builds a spread that adds new keys about ten
-  // times slower than `Object.assign` onto a fresh object, and this runs on every answer.
   headers: Object.assign({}, reply.headers, extra),
   body: reply.body
 })

@@ -12,40 +12,14 @@ export interface EntropyShape {
   readonly bytes: (n: number) => Effect.Effect<Uint8Array>
 }
 
-/** Bytes drawn from the CSPRNG at a time by {@link pooledWebCrypto}. */
-const POOL_BYTES = 4096
-
-/**
- * The platform CSPRNG, drawn in 4 KiB blocks: each call of `crypto.getRandomValues` has a fixed
- * cost several times that of copying a few bytes, and a booking asks for random bytes three
- * times (tracking number, event id). Every byte is handed out once: the pool only moves
- * forward, and requests larger than a quarter of it go to the CSPRNG directly. (Node's own
- * `randomUUID` caches its entropy the same way.)
- */
-const pooledWebCrypto = (): EntropyShape => {
-  const pool = new Uint8Array(POOL_BYTES)
-  let offset = POOL_BYTES
-  return {
-    bytes: (n) =>
-      Effect.sync(() => {
-        if (n > POOL_BYTES / 4) return globalThis.crypto.getRandomValues(new Uint8Array(n))
-        if (offset + n > POOL_BYTES) {
-          globalThis.crypto.getRandomValues(pool)
-          offset = 0
-        }
-        const out = pool.slice(offset, offset + n)
-        offset += n
-        return out
-      })
-  }
-}
-
 export class Entropy extends Context.Tag("@waybill/core/Entropy")<Entropy, EntropyShape>() {
   /**
    * The platform CSPRNG (`crypto.getRandomValues`, a Web standard available in Node, Deno, Bun,
-   * browsers), drawn in blocks of 4 KiB (a fresh pool per build of the layer).
+   * browsers). A host may provide another source of the same quality.
    */
-  static readonly webCrypto: Layer.Layer<Entropy> = Layer.sync(Entropy, pooledWebCrypto)
+  static readonly webCrypto: Layer.Layer<Entropy> = Layer.succeed(Entropy, {
+    bytes: (n) => Effect.sync(() => globalThis.crypto.getRandomValues(new Uint8Array(n)))
+  })
 }
 
 /** Uniform integer in [0, bound) from the port, without modulo bias. */
