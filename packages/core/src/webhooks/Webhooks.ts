@@ -30,7 +30,7 @@ import {
   Ulid,
   Mailer
 } from "../shared/index.js"
-import type { StorageError } from "../shared/index.js"
+import type { KeySecret, StorageError } from "../shared/index.js"
 import type { EventType } from "../shipments/index.js"
 import { EventOutbox } from "../shipments/index.js"
 import * as Ssrf from "./Ssrf.js"
@@ -133,6 +133,7 @@ export const envelope = (event: StoredEvent): string =>
 
 const sealPrefix = "sealed:v1:"
 const sealLabel = utf8("waybill webhook secret sealing v1")
+const NO_AAD = new Uint8Array(0)
 
 const sealingKey = (keyId: Option.Option<string>) =>
   Effect.gen(function* () {
@@ -141,11 +142,10 @@ const sealingKey = (keyId: Option.Option<string>) =>
       ? Option.getOrUndefined(yield* ring.byId("webhook", keyId.value))
       : yield* ring.current("webhook")
     if (secret === undefined) return yield* Effect.dieMessage("Webhooks: the sealing secret is gone from the KeyRing")
-    const raw = yield* ring.hmac(secret, sealLabel)
-    const key = yield* Effect.promise(() =>
-      globalThis.crypto.subtle.importKey("raw", new Uint8Array(raw), { name: "AES-GCM" }, false, ["encrypt", "decrypt"])
-    )
-    return { id: secret.id, key }
+    // A key of its own for sealing, derived from the secret, so the same secret never serves
+    // both as an HMAC key and as an AES key.
+    const derived: KeySecret = { id: secret.id, material: Redacted.make(yield* ring.hmac(secret, sealLabel)) }
+    return { ring, key: derived }
   })
 
 /**
@@ -154,12 +154,10 @@ const sealingKey = (keyId: Option.Option<string>) =>
  */
 export const sealSecret = (secret: Redacted.Redacted<string>): Effect.Effect<string, never, KeyRing | Entropy> =>
   Effect.gen(function* () {
-    const { id, key } = yield* sealingKey(Option.none())
+    const { ring, key } = yield* sealingKey(Option.none())
     const iv = yield* Effect.flatMap(Entropy, (e) => e.bytes(12))
-    const sealed = yield* Effect.promise(() =>
-      globalThis.crypto.subtle.encrypt({ name: "AES-GCM", iv: new Uint8Array(iv) }, key, utf8(Redacted.value(secret)))
-    )
-    return `${sealPrefix}${id}:${encodeBase64Url(iv)}:${encodeBase64Url(new Uint8Array(sealed))}`
+    const sealed = yield* ring.seal(key, iv, NO_AAD, utf8(Redacted.value(secret)))
+    return `${sealPrefix}${key.id}:${encodeBase64Url(iv)}:${encodeBase64Url(sealed)}`
   })
 
 /** Opens a stored secret (one stored unsealed, by a host's own tooling, is used as is). */
@@ -171,11 +169,10 @@ export const openSecret = (stored: string): Effect.Effect<Redacted.Redacted<stri
     const ct = decodeBase64Url(ctText ?? "")
     if (keyId === undefined || iv === undefined || ct === undefined)
       return yield* Effect.dieMessage("Webhooks: malformed sealed secret")
-    const { key } = yield* sealingKey(Option.some(keyId))
-    const plain = yield* Effect.promise(() =>
-      globalThis.crypto.subtle.decrypt({ name: "AES-GCM", iv: new Uint8Array(iv) }, key, new Uint8Array(ct))
-    )
-    return Redacted.make(new TextDecoder().decode(plain))
+    const { ring, key } = yield* sealingKey(Option.some(keyId))
+    const plain = yield* ring.unseal(key, iv, NO_AAD, ct)
+    if (Option.isNone(plain)) return yield* Effect.dieMessage("Webhooks: a sealed secret does not open")
+    return Redacted.make(new TextDecoder().decode(plain.value))
   })
 
 const newSecret = Effect.map(
