@@ -355,6 +355,21 @@ describe("provisioning: wrong turns", () => {
     expect((await action(t.url, "pre-register-resend", { idx: "wr_nope" })).status).toBe(400)
   })
 
+  it("a code is single use: after verification neither a wrong code nor the used one answers success", async () => {
+    const p = await verified()
+    const wrong = p.code === "000000" ? "111111" : "000000"
+    for (const code of [wrong, p.code]) {
+      const r = await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: code })
+      expect(r.status).toBe(409)
+      expect(r.body).toEqual({
+        data: null,
+        error: { message: "The e-mail address is already verified.", exception: null }
+      })
+    }
+    // The registration carries on: the validation key still starts it.
+    expect((await action(t.url, "start", { validation_key: p.validationKey })).status).toBe(200)
+  })
+
   it("the 6th wrong code is refused with 429, and even the right code is dead until a resend", async () => {
     const p = await preRegister()
     const { code } = await latestMail(mailDir, p.email)
@@ -650,9 +665,13 @@ describe("provisioning: limits and mail failure on their own hosts", () => {
       expect(third.status).toBe(429)
       expect(third.headers.get("cache-control")).toBe("no-store")
       expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0)
+      // It says what was refused: another e-mail, not a registration.
       expect(third.body).toEqual({
         data: null,
-        error: { message: "Too many registrations. Retry after Retry-After seconds.", exception: null }
+        error: {
+          message: "Too many verification e-mails from this client address. Retry after Retry-After seconds.",
+          exception: null
+        }
       })
       // Nothing was sent and the registration is untouched: its code still verifies.
       expect(await mailsTo(dir, regs[2]!.email)).toBe(1)
@@ -665,6 +684,7 @@ describe("provisioning: limits and mail failure on their own hosts", () => {
       // The same budget as pre-register: that client cannot register either.
       const pre = await action(h.url, "pre-register", { email_address: newEmail(), password: PASSWORD }, client)
       expect(pre.status).toBe(429)
+      expect(pre.body.error?.message).toBe("Too many registrations. Retry after Retry-After seconds.")
       // Another client address still can resend.
       expect((await action(h.url, "pre-register-resend", { idx: regs[1]!.idx }, from("198.51.100.8"))).status).toBe(200)
     } finally {

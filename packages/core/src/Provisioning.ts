@@ -65,6 +65,7 @@ export class ProvisioningRejected extends Schema.TaggedError<ProvisioningRejecte
     "code-attempts-exceeded",
     "registration-locked",
     "link-invalid",
+    "already-verified",
     "not-verified",
     "resend-too-soon",
     "resend-limit",
@@ -75,9 +76,15 @@ export class ProvisioningRejected extends Schema.TaggedError<ProvisioningRejecte
   retryAfterSeconds: Schema.optional(Schema.Number)
 }) {}
 
-/** Over a provisioning rate limit (per address, per domain, or the global e-mail cap): HTTP 429. */
+/**
+ * Over a provisioning rate limit (per address, per domain, or the global e-mail cap): HTTP 429.
+ * `refused` says what the limit refused, so the answer can name it: a new registration
+ * (`pre-register`), or another verification e-mail (`pre-register-resend`, which spends the
+ * same per-address budget but registers nothing).
+ */
 export class ProvisioningRateLimited extends Schema.TaggedError<ProvisioningRateLimited>()("ProvisioningRateLimited", {
-  retryAfterSeconds: Schema.Number
+  retryAfterSeconds: Schema.Number,
+  refused: Schema.Literal("registration", "verification-email")
 }) {}
 
 /** The verified address already has a customer record (HTTP 409); only its verified owner learns this. */
@@ -137,12 +144,14 @@ const codeHash = (secret: KeySecret, idx: string, code: string) => digest(secret
 const hashLink = (token: string) => Effect.flatMap(currentSecret, (s) => digest(s, "link", token))
 const hashValidationKey = (key: string) => Effect.flatMap(currentSecret, (s) => digest(s, "vkey", key))
 
-const hit = (bucket: string, rule: RateLimitRule) =>
+const hit = (bucket: string, rule: RateLimitRule, refused: ProvisioningRateLimited["refused"]) =>
   Effect.flatMap(RateLimiter, (limiter) => limiter.hit(bucket, rule.requests, rule.windowSeconds * 1000)).pipe(
     Effect.flatMap((quota) =>
       quota.allowed
         ? Effect.void
-        : Effect.fail(new ProvisioningRateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(quota.resetMs / 1000)) }))
+        : Effect.fail(
+            new ProvisioningRateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(quota.resetMs / 1000)), refused })
+          )
     )
   )
 
@@ -152,15 +161,15 @@ const hit = (bucket: string, rule: RateLimitRule) =>
  * `pre-register` and `pre-register-resend` (each sends one e-mail), in the same `prov:ip:h:` /
  * `prov:ip:d:` buckets. Without a known client address only the other limits apply.
  */
-const limitClient = (client: Option.Option<ClientIp.Address>) =>
+const limitClient = (client: Option.Option<ClientIp.Address>, refused: ProvisioningRateLimited["refused"]) =>
   Option.match(client, {
     onNone: () => Effect.void,
     onSome: (address) =>
       Effect.gen(function* () {
         const limits = yield* limitsOf
         const ip = ClientIp.blockKey(address)
-        yield* hit(`prov:ip:h:${ip}`, limits.perIpHour)
-        yield* hit(`prov:ip:d:${ip}`, limits.perIpDay)
+        yield* hit(`prov:ip:h:${ip}`, limits.perIpHour, refused)
+        yield* hit(`prov:ip:d:${ip}`, limits.perIpDay, refused)
       })
   })
 
@@ -239,7 +248,7 @@ const sendVerification = (input: {
 }) =>
   Effect.gen(function* () {
     const limits = yield* limitsOf
-    yield* hit("prov:mail", limits.mailsPerHour)
+    yield* hit("prov:mail", limits.mailsPerHour, "verification-email")
     return yield* input.mailer.send({
       _tag: "Verification",
       to: input.to,
@@ -299,9 +308,9 @@ export const preRegister = Effect.fn("Provisioning.preRegister")(function* (inpu
   const weak = PasswordPolicy.check(Redacted.value(input.password), email)
   if (weak !== undefined) return yield* new ProvisioningInvalid({ message: PasswordPolicy.describe(weak) })
 
-  yield* limitClient(input.client)
+  yield* limitClient(input.client, "registration")
   // Per registrable domain, so wildcard subdomains (a1.acme.com, a2.acme.com) share one budget.
-  yield* hit(`prov:domain:${BusinessEmail.registrableDomain(email.domain)}`, limits.perDomainDay)
+  yield* hit(`prov:domain:${BusinessEmail.registrableDomain(email.domain)}`, limits.perDomainDay, "registration")
 
   const passwordHash = yield* services.hasher.value.hash(input.password)
   const idx = `wr_${yield* randomToken(16)}`
@@ -441,7 +450,7 @@ export const resend = Effect.fn("Provisioning.resend")(function* (input: {
         Effect.flatMap(secretFor(r.otpSecretId), (s) => codeHash(s, r.idx, code)),
         (otpHash): Registration.Move => ({ _tag: "Resend", otpHash, linkHash, now })
       ),
-    (r) => Effect.as(limitClient(input.client), r)
+    (r) => Effect.as(limitClient(input.client, "verification-email"), r)
   )
   const sent = yield* sendVerification({
     mailer: services.mailer.value,

@@ -150,6 +150,8 @@ describe("Provisioning: pre-register-resend is limited per client address", () =
         const third = yield* Effect.flip(resend(idxs[2]!, attacker))
         expect(third._tag).toBe("ProvisioningRateLimited")
         expect(third._tag === "ProvisioningRateLimited" && third.retryAfterSeconds).toBeGreaterThan(0)
+        // It names what it refused: an e-mail, not a registration.
+        expect(third).toMatchObject({ refused: "verification-email" })
         // Refused before anything changed: no e-mail, the registration's code and cooldown intact.
         expect(w.sent).toHaveLength(5)
         expect(w.rows.get(idxs[2]!)).toEqual(before)
@@ -167,9 +169,13 @@ describe("Provisioning: pre-register-resend is limited per client address", () =
         const a = yield* preRegister("ops@one-firm.test")
         yield* preRegister("ops@two-firm.test")
         yield* resend(a.waitIdx)
-        expect(yield* Effect.flip(resend(a.waitIdx))).toMatchObject({ _tag: "ProvisioningRateLimited" })
+        expect(yield* Effect.flip(resend(a.waitIdx))).toMatchObject({
+          _tag: "ProvisioningRateLimited",
+          refused: "verification-email"
+        })
         expect(yield* Effect.flip(preRegister("ops@three-firm.test"))).toMatchObject({
-          _tag: "ProvisioningRateLimited"
+          _tag: "ProvisioningRateLimited",
+          refused: "registration"
         })
       })
     )
@@ -335,6 +341,28 @@ describe("Provisioning: an address is compared without its case", () => {
         const started = yield* toCustomer(w.sent, waitIdx, "ada.lopez@acme-logistics.test")
         const user = Option.getOrThrow(yield* Provisioning.primaryUser(started.customerNo))
         expect(user.email).toBe("Ada.Lopez@acme-logistics.test")
+      })
+    )
+  })
+})
+
+describe("Provisioning: a code is single use", () => {
+  it.effect("once verified, neither a wrong code nor the used code is answered with success", () => {
+    const w = world()
+    return w.run(
+      Effect.gen(function* () {
+        const email = "ops@single-use.test"
+        const { waitIdx: idx } = yield* preRegister(email)
+        const code = codeFor(w.sent, email)
+        const wrong = code === "000000" ? "111111" : "000000"
+        yield* Provisioning.verify({ idx, email, code: Redacted.make(code) })
+        for (const again of [wrong, code, code])
+          expect(yield* Effect.flip(Provisioning.verify({ idx, email, code: Redacted.make(again) }))).toMatchObject({
+            _tag: "ProvisioningRejected",
+            reason: "already-verified"
+          })
+        // Still verified: the next step works.
+        yield* Provisioning.check({ idx, email })
       })
     )
   })
