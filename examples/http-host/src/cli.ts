@@ -480,9 +480,9 @@ commands["document"] = async () => {
         rotation: rotation.right,
         batch,
         sourceId: values.id
-      })
+      }).pipe(Effect.flatMap(Documents.viewForOperator))
     )
-    out(d.id, Documents.viewDocument(d, true))
+    out(d.id, d)
   } else if (sub === "list") {
     const listed = await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO")))
     out(
@@ -493,13 +493,15 @@ commands["document"] = async () => {
       listed
     )
   } else if (sub === "hide" || sub === "unhide" || sub === "remove") {
-    const d = await withCore(Documents.setVisibility(need(positionals[2], "DOC_ID"), sub))
-    const view = Documents.viewDocument(d, !d.hidden && !d.removed)
+    const view = await withCore(
+      Documents.setVisibility(need(positionals[2], "DOC_ID"), sub).pipe(Effect.flatMap(Documents.viewForOperator))
+    )
     out(documentLine(view), view)
   } else if (sub === "replace") {
     const id = need(positionals[2], "DOC_ID")
-    const d = await withCore(Documents.replaceDocument(id, readFile("--file")))
-    const view = Documents.viewDocument(d, !d.hidden)
+    const view = await withCore(
+      Documents.replaceDocument(id, readFile("--file")).pipe(Effect.flatMap(Documents.viewForOperator))
+    )
     out(documentLine(view), view)
   } else
     throw new UsageError(
@@ -511,9 +513,11 @@ commands["signature"] = async () => {
   if (positionals[1] !== "add") throw new UsageError("signature add TRACK_NO --name RECIPIENT --file PATH")
   const trackNo = need(positionals[2], "TRACK_NO")
   const d = await withCore(
-    Documents.addSignature({ trackNo, name: need(values.name, "--name"), bytes: readFile("--file") })
+    Documents.addSignature({ trackNo, name: need(values.name, "--name"), bytes: readFile("--file") }).pipe(
+      Effect.flatMap(Documents.viewForOperator)
+    )
   )
-  out(d.id, Documents.viewDocument(d, true))
+  out(d.id, d)
 }
 
 commands["order"] = async () => {
