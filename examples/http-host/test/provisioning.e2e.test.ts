@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import { Config, Provisioning, ProvisioningStore } from "@waybill/core"
 import { simpleParser } from "mailparser"
-import { bookOne, e2eConfig, startHost, type TestHost } from "./harness.js"
+import { bookOne, e2eConfig, OPERATOR_TOKEN, startHost, type TestHost } from "./harness.js"
 import { action, codeAndLink, PASSWORD, recipient, STEP1 } from "./provisioning.helpers.js"
 
 let offsetMs = 0
@@ -307,6 +307,80 @@ describe("provisioning: the happy path", () => {
       "test:active"
     ])
     expect(stdout).not.toContain(PASSWORD)
+  })
+
+  it("the payment check answers Y once an operator records payment (CLI or /ops/v1), N once cleared", async () => {
+    const v = await verified()
+    const customerNo = (await action(t.url, "start", { validation_key: v.validationKey })).body.data
+      .customer_no as string
+    const check = async () => {
+      const r = await action(t.url, "registered-with-stripe-check", { validation_key: v.validationKey })
+      expect(r.status).toBe(200)
+      return r.body.data
+    }
+    expect(await check()).toEqual({ result: "success", provider: "stripe", registered: "N" })
+
+    // The CLI, on the host's database while it serves.
+    const waybill = async (...args: Array<string>) => {
+      const { stdout } = await promisify(execFile)(
+        "pnpm",
+        ["--silent", "waybill", ...args, "--json", "--db", join(t.dir, "waybill.db")],
+        { cwd: join(__dirname, "..") }
+      )
+      return JSON.parse(stdout)
+    }
+    expect(await waybill("account", "payment", "--customer", customerNo)).toEqual({
+      customer_no: customerNo,
+      provider: "stripe",
+      enabled: false,
+      enabled_at: null
+    })
+    const enabled = await waybill("account", "payment", "--customer", customerNo, "--enable")
+    expect(enabled).toMatchObject({ customer_no: customerNo, provider: "stripe", enabled: true })
+    expect(Date.parse(enabled.enabled_at)).not.toBeNaN()
+    expect(await check()).toMatchObject({ registered: "Y" })
+    expect(await waybill("account", "payment", "--customer", customerNo, "--disable")).toMatchObject({
+      enabled: false,
+      enabled_at: null
+    })
+    expect(await check()).toMatchObject({ registered: "N" })
+
+    // The operator API.
+    const payment = async (method: string, no = customerNo, token = OPERATOR_TOKEN) => {
+      const r = await fetch(`${t.url}/ops/v1/accounts/${no}/payment`, {
+        method,
+        headers: { authorization: `Bearer ${token}` }
+      })
+      return { status: r.status, body: (await r.json()) as any }
+    }
+    const put = await payment("PUT")
+    expect(put.status).toBe(200)
+    expect(put.body.data).toMatchObject({ customer_no: customerNo, provider: "stripe", enabled: true })
+    // Recording it again keeps the first time.
+    expect((await payment("PUT")).body.data.enabled_at).toBe(put.body.data.enabled_at)
+    expect((await payment("GET")).body.data).toEqual(put.body.data)
+    expect(await check()).toMatchObject({ registered: "Y" })
+    expect((await payment("DELETE")).body.data).toEqual({
+      customer_no: customerNo,
+      provider: "stripe",
+      enabled: false,
+      enabled_at: null
+    })
+    expect(await check()).toMatchObject({ registered: "N" })
+    // Only for accounts that exist, only with the operator token.
+    expect(await payment("PUT", "9999999")).toEqual({
+      status: 404,
+      body: { data: null, error: { message: "No account has this customer number.", exception: null } }
+    })
+    expect((await payment("PUT", customerNo, "wrong-token")).status).toBe(401)
+    expect((await payment("POST")).status).toBe(405)
+    expect(await check()).toMatchObject({ registered: "N" })
+    // Another registration's customer is not affected by this one's enablement.
+    expect((await payment("PUT")).status).toBe(200)
+    const other = await verified()
+    expect((await action(t.url, "start", { validation_key: other.validationKey })).status).toBe(200)
+    const otherCheck = await action(t.url, "registered-with-stripe-check", { validation_key: other.validationKey })
+    expect(otherCheck.body.data.registered).toBe("N")
   })
 })
 

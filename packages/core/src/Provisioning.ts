@@ -21,6 +21,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { AccountRecord, ApiKeyRecord, KeyMode } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
+import { AccountNotFound } from "./Accounts.js"
 import * as ApiKey from "./ApiKey.js"
 import * as BusinessEmail from "./BusinessEmail.js"
 import * as ClientIp from "./ClientIp.js"
@@ -98,6 +99,7 @@ export class VerificationMailFailed extends Schema.TaggedError<VerificationMailF
 
 export type ProvisioningRequirements =
   | ProvisioningStore
+  | PaymentEnablementStore
   | AccountStore
   | Transactor
   | Entropy
@@ -712,7 +714,9 @@ export const step2 = Effect.fn("Provisioning.step2")(function* (input: {
 
 /**
  * Whether a customer has set up payment with a provider: the courier's billing system answers
- * `registered-with-<provider>-check` (DECISIONS.md). Optional: a host without one answers `N`.
+ * `registered-with-<provider>-check` (DECISIONS.md). An embedder whose payment provider knows
+ * this provides its own adapter here; without one, the check answers from the enablements an
+ * operator recorded ({@link PaymentEnablementStore}), and without those either, `N`.
  */
 export class PaymentRegistry extends Context.Tag("@waybill/core/PaymentRegistry")<
   PaymentRegistry,
@@ -721,9 +725,45 @@ export class PaymentRegistry extends Context.Tag("@waybill/core/PaymentRegistry"
   }
 >() {}
 
+/** An operator's record that a customer's payment is set up with a provider. */
+export interface PaymentEnablement {
+  readonly customerNo: string
+  readonly provider: string
+  readonly enabledAt: number
+}
+
+/**
+ * The payment enablements operators record (`waybill account payment`, `/ops/v1/accounts/:no/payment`):
+ * the default source of {@link PaymentRegistry} for couriers whose billing system is not wired in.
+ */
+export class PaymentEnablementStore extends Context.Tag("@waybill/core/PaymentEnablementStore")<
+  PaymentEnablementStore,
+  {
+    readonly find: (
+      customerNo: string,
+      provider: string
+    ) => Effect.Effect<Option.Option<PaymentEnablement>, StorageError>
+    /** Records the enablement; recording it again keeps the first time. */
+    readonly put: (enablement: PaymentEnablement) => Effect.Effect<void, StorageError>
+    /** Clears it; false when there was none. */
+    readonly remove: (customerNo: string, provider: string) => Effect.Effect<boolean, StorageError>
+  }
+>() {}
+
+/** The registry that answers from recorded enablements. */
+const recordedRegistry = (store: PaymentEnablementStore["Type"]): PaymentRegistry["Type"] => ({
+  isRegistered: (customerNo, provider) => Effect.map(store.find(customerNo, provider), Option.isSome)
+})
+
+/** The host's own registry if it provides one, else the recorded enablements, else none. */
+const paymentRegistry = Effect.map(
+  Effect.all([Effect.serviceOption(PaymentRegistry), Effect.serviceOption(PaymentEnablementStore)]),
+  ([own, recorded]) => Option.orElse(own, () => Option.map(recorded, recordedRegistry))
+)
+
 /**
  * `registered-with-<provider>-check`: whether payment is set up for the registration's customer,
- * asked of the {@link PaymentRegistry} port (before `start` there is no customer yet: `N`).
+ * asked of the {@link PaymentRegistry} (before `start` there is no customer yet: `N`).
  */
 export const paymentCheck = Effect.fn("Provisioning.paymentCheck")(function* (input: {
   readonly validationKey: string
@@ -733,10 +773,68 @@ export const paymentCheck = Effect.fn("Provisioning.paymentCheck")(function* (in
     validationKeyHash: hash,
     now
   }))
-  const registry = yield* Effect.serviceOption(PaymentRegistry)
+  const registry = yield* paymentRegistry
   const customerNo = record.state.customerNo
   if (customerNo === null || Option.isNone(registry)) return { registered: false }
   return { registered: yield* registry.value.isRegistered(customerNo, yield* paymentProvider) }
+})
+
+/**
+ * The host provides its own {@link PaymentRegistry}: the check asks the payment provider, so an
+ * enablement recorded here would be ignored; operators set it up with the provider instead.
+ */
+export class PaymentRegistryExternal extends Schema.TaggedError<PaymentRegistryExternal>()(
+  "PaymentRegistryExternal",
+  {}
+) {}
+
+/** A customer's payment enablement as operators see it. */
+export interface PaymentStatus {
+  readonly customerNo: string
+  readonly provider: string
+  readonly enabled: boolean
+  /** When an operator recorded it; null when not enabled. */
+  readonly enabledAt: number | null
+}
+
+const requireCustomer = (customerNo: string) =>
+  Effect.flatMap(AccountStore, (s) => s.findAccount(customerNo)).pipe(
+    Effect.flatMap(
+      Option.match({ onNone: () => Effect.fail(new AccountNotFound({ customerNo })), onSome: () => Effect.void })
+    )
+  )
+
+/** An account's recorded payment enablement with the configured provider. */
+export const paymentStatus = Effect.fn("Provisioning.paymentStatus")(function* (customerNo: string) {
+  yield* requireCustomer(customerNo)
+  const provider = yield* paymentProvider
+  const found = yield* Effect.flatMap(PaymentEnablementStore, (s) => s.find(customerNo, provider))
+  return {
+    customerNo,
+    provider,
+    enabled: Option.isSome(found),
+    enabledAt: Option.match(found, { onNone: () => null, onSome: (e) => e.enabledAt })
+  } satisfies PaymentStatus
+})
+
+/**
+ * Operators record (`enabled: true`) or clear an account's payment enablement with the
+ * configured provider, for couriers whose billing system is not wired in as a
+ * {@link PaymentRegistry}; the payment check answers `Y` once it is recorded. Refused
+ * ({@link PaymentRegistryExternal}) when the host provides its own registry.
+ */
+export const setPaymentEnablement = Effect.fn("Provisioning.setPaymentEnablement")(function* (input: {
+  readonly customerNo: string
+  readonly enabled: boolean
+}) {
+  if (Option.isSome(yield* Effect.serviceOption(PaymentRegistry))) return yield* new PaymentRegistryExternal()
+  yield* requireCustomer(input.customerNo)
+  const provider = yield* paymentProvider
+  const store = yield* PaymentEnablementStore
+  if (input.enabled)
+    yield* store.put({ customerNo: input.customerNo, provider, enabledAt: yield* Clock.currentTimeMillis })
+  else yield* store.remove(input.customerNo, provider)
+  return yield* paymentStatus(input.customerNo)
 })
 
 /** The configured provider name of `registered-with-<provider>-check`. */

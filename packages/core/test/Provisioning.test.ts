@@ -367,3 +367,73 @@ describe("Provisioning: a code is single use", () => {
     )
   })
 })
+
+describe("Provisioning: the payment check's registry", () => {
+  const memoryEnablements = () => {
+    const rows = new Map<string, Provisioning.PaymentEnablement>()
+    const key = (c: string, p: string) => `${c}/${p}`
+    return Layer.succeed(Provisioning.PaymentEnablementStore, {
+      find: (c, p) => Effect.sync(() => Option.fromNullable(rows.get(key(c, p)))),
+      put: (e) =>
+        Effect.sync(() => void (rows.has(key(e.customerNo, e.provider)) || rows.set(key(e.customerNo, e.provider), e))),
+      remove: (c, p) => Effect.sync(() => rows.delete(key(c, p)))
+    })
+  }
+  const startedCustomer = (w: ReturnType<typeof world>, email: string) =>
+    Effect.gen(function* () {
+      const { waitIdx: idx } = yield* preRegister(email)
+      yield* Provisioning.verify({ idx, email, code: Redacted.make(codeFor(w.sent, email)) })
+      const { validationKey } = yield* Provisioning.check({ idx, email })
+      const { customerNo } = yield* Provisioning.start({ validationKey: Redacted.value(validationKey) })
+      return { customerNo, validationKey: Redacted.value(validationKey) }
+    })
+
+  it.effect("answers from the recorded enablements: Y once recorded, N once cleared, per customer", () => {
+    const w = world()
+    return w.run(
+      Effect.gen(function* () {
+        const a = yield* startedCustomer(w, "ops@pay-one.test")
+        const b = yield* startedCustomer(w, "ops@pay-two.test")
+        const check = (k: string) => Effect.map(Provisioning.paymentCheck({ validationKey: k }), (r) => r.registered)
+        expect(yield* check(a.validationKey)).toBe(false)
+        const set = yield* Provisioning.setPaymentEnablement({ customerNo: a.customerNo, enabled: true })
+        expect(set).toEqual({ customerNo: a.customerNo, provider: "stripe", enabled: true, enabledAt: T0 })
+        expect(yield* check(a.validationKey)).toBe(true)
+        expect(yield* check(b.validationKey)).toBe(false)
+        yield* Provisioning.setPaymentEnablement({ customerNo: a.customerNo, enabled: false })
+        expect(yield* check(a.validationKey)).toBe(false)
+        expect(
+          yield* Effect.flip(Provisioning.setPaymentEnablement({ customerNo: "9999999", enabled: true }))
+        ).toMatchObject({ _tag: "AccountNotFound" })
+      }).pipe(Effect.provide(memoryEnablements()))
+    )
+  })
+
+  it.effect("a host's own PaymentRegistry wins, and operators cannot record what it would ignore", () => {
+    const w = world()
+    const asked: Array<string> = []
+    const own = Layer.succeed(Provisioning.PaymentRegistry, {
+      isRegistered: (c, p) => Effect.sync(() => (asked.push(`${c}/${p}`), true))
+    })
+    return w.run(
+      Effect.gen(function* () {
+        const a = yield* startedCustomer(w, "ops@pay-own.test")
+        expect(yield* Provisioning.paymentCheck({ validationKey: a.validationKey })).toEqual({ registered: true })
+        expect(asked).toEqual([`${a.customerNo}/stripe`])
+        expect(
+          yield* Effect.flip(Provisioning.setPaymentEnablement({ customerNo: a.customerNo, enabled: true }))
+        ).toMatchObject({ _tag: "PaymentRegistryExternal" })
+      }).pipe(Effect.provide(Layer.merge(memoryEnablements(), own)))
+    )
+  })
+
+  it.effect("without a registry or recorded enablements the answer is N", () => {
+    const w = world()
+    return w.run(
+      Effect.gen(function* () {
+        const a = yield* startedCustomer(w, "ops@pay-none.test")
+        expect(yield* Provisioning.paymentCheck({ validationKey: a.validationKey })).toEqual({ registered: false })
+      })
+    )
+  })
+})
