@@ -646,10 +646,35 @@ describe("provisioning: wrong turns", () => {
 })
 
 /** A host of its own with some provisioning limits changed (the rest of `e2eConfig` as is). */
+/**
+ * A clock that starts at 12:30:00 UTC (the middle of an hour and of a day) and runs at real
+ * speed: the provisioning limits count in fixed, epoch-aligned hour and day windows, so on the
+ * real clock a test running across the top of an hour or midnight would see its count reset.
+ */
+const midWindowClock = (): Clock.Clock => {
+  const startedAt = Date.now()
+  const day = 86_400_000
+  const base = Math.floor(startedAt / day) * day + 12.5 * 3_600_000
+  const at = () => base + (Date.now() - startedAt)
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: at,
+    currentTimeMillis: Effect.sync(at),
+    unsafeCurrentTimeNanos: () => BigInt(at()) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(at()) * 1_000_000n),
+    sleep: (d: Duration.DurationInput) => realClock.sleep(Duration.decode(d))
+  }
+}
+
 const limitedHost = (
   limits: Partial<typeof Config.provisioningDefaults>,
   options: Omit<Parameters<typeof startHost>[0], "config"> = {}
-) => startHost({ ...options, config: { ...e2eConfig, provisioning: { ...Config.provisioningDefaults, ...limits } } })
+) =>
+  startHost({
+    clock: midWindowClock(),
+    ...options,
+    config: { ...e2eConfig, provisioning: { ...Config.provisioningDefaults, ...limits } }
+  })
 
 describe("provisioning: limits and mail failure on their own hosts", () => {
   it("over the per-address limit: 429 with Retry-After", async () => {
