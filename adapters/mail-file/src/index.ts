@@ -1,9 +1,9 @@
 /**
  * @module @waybill/mail-file
  *
- * A development `Mailer`: each message becomes an RFC 5322 `.eml` file (multipart text + HTML)
- * in a folder, and the log says where it went, so a developer opens the verification e-mail in
- * any mail client or reads the code with `cat`, without an SMTP server. Files are created with
+ * A development `Mailer`: each message becomes an RFC 5322 `.eml` file (multipart text + HTML,
+ * composed by nodemailer) in a folder, and the log says where it went, so a developer opens the
+ * verification e-mail in any mail client or reads the code with `cat`, without an SMTP server. Files are created with
  * mode 0600 because they hold one-time codes; the log line holds only the path.
  */
 import { randomBytes } from "node:crypto"
@@ -12,6 +12,7 @@ import { join, resolve } from "node:path"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import nodemailer from "nodemailer"
 import { Mail, Mailer, MailFailed, type MailerShape, type MailMessage } from "@waybill/core"
 
 export interface FileMailerOptions {
@@ -21,56 +22,45 @@ export interface FileMailerOptions {
   readonly from: string
 }
 
-/** RFC 2047 encoded-word for a header value that is not plain ASCII. */
-const encodeHeader = (value: string): string =>
-  /^[\x20-\x7e]*$/.test(value) ? value : `=?UTF-8?B?${Buffer.from(value, "utf8").toString("base64")}?=`
-
-/** Base64 body lines of at most 76 characters (RFC 2045). */
-const base64Body = (text: string): string =>
-  (
-    Buffer.from(text, "utf8")
-      .toString("base64")
-      .match(/.{1,76}/g) ?? []
-  ).join("\r\n")
-
 /** Refuses header injection through an address. */
 const safeAddress = (address: string): string => {
   if (/[\r\n]/.test(address)) throw new Error("address contains a line break")
   return address
 }
 
-/** The message as `.eml` text (CRLF line ends). */
-export const toEml = (message: MailMessage, from: string, now: number, id: string): string => {
+/**
+ * Composes messages as `.eml` bytes with nodemailer's stream transport (`buffer: true`): the same
+ * MIME builder (`MailComposer`) its SMTP transport sends with, so a file is exactly what an SMTP
+ * server would have received (header encoding, folding, transfer encodings, CRLF line ends).
+ */
+const composer = () => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" })
+
+/** The message as `.eml` bytes (multipart/alternative text + HTML). */
+export const toEml = async (
+  message: MailMessage,
+  from: string,
+  now: number,
+  id: string,
+  transport: ReturnType<typeof composer> = composer()
+): Promise<Buffer> => {
   const rendered = Mail.render(message)
-  const boundary = `waybill-${id}`
   const domain = from.slice(from.lastIndexOf("@") + 1).replace(/[>\s]/g, "") || "localhost"
-  return [
-    `From: ${safeAddress(from)}`,
-    `To: ${safeAddress(rendered.to)}`,
-    `Subject: ${encodeHeader(rendered.subject)}`,
-    `Date: ${new Date(now).toUTCString().replace("GMT", "+0000")}`,
-    `Message-ID: <${id}@${domain}>`,
-    "MIME-Version: 1.0",
-    `Content-Type: multipart/alternative; boundary="${boundary}"`,
-    "",
-    `--${boundary}`,
-    "Content-Type: text/plain; charset=utf-8",
-    "Content-Transfer-Encoding: base64",
-    "",
-    base64Body(rendered.text),
-    `--${boundary}`,
-    "Content-Type: text/html; charset=utf-8",
-    "Content-Transfer-Encoding: base64",
-    "",
-    base64Body(rendered.html),
-    `--${boundary}--`,
-    ""
-  ].join("\r\n")
+  const info = await transport.sendMail({
+    from: safeAddress(from),
+    to: safeAddress(rendered.to),
+    subject: rendered.subject,
+    text: rendered.text,
+    html: rendered.html,
+    date: new Date(now),
+    messageId: `<${id}@${domain}>`
+  })
+  return info.message as Buffer
 }
 
 /** A `Mailer` writing `<directory>/<time>-<id>.eml` files. */
 export const make = (options: FileMailerOptions): MailerShape => {
   const directory = resolve(options.directory)
+  const transport = composer()
   return {
     send: (message) =>
       Effect.gen(function* () {
@@ -80,7 +70,7 @@ export const make = (options: FileMailerOptions): MailerShape => {
         yield* Effect.tryPromise({
           try: async () => {
             await mkdir(directory, { recursive: true, mode: 0o700 })
-            await writeFile(file, toEml(message, options.from, now, id), { mode: 0o600, flag: "wx" })
+            await writeFile(file, await toEml(message, options.from, now, id, transport), { mode: 0o600, flag: "wx" })
           },
           catch: (cause) =>
             new MailFailed({ message: `could not write ${file}: ${cause instanceof Error ? cause.message : "error"}` })

@@ -30,6 +30,38 @@ describe("mail-file", () => {
         expect(parsed.to && !Array.isArray(parsed.to) ? parsed.to.text : "").toBe("ada@acme-logistics.com")
         expect(parsed.text).toContain("042917")
         expect(parsed.html || "").toContain("https://api.example/api/v1/accountsetup/verify/?token=abc")
+        // A complete message: sender, date of the mailer's clock, a Message-ID on the sender's domain,
+        // text and HTML as alternatives, CRLF line ends.
+        expect(parsed.from?.text).toBe('"Waybill" <no-reply@waybill.test>')
+        expect(parsed.date?.getTime()).toBe(0)
+        expect(parsed.messageId).toMatch(/^<[0-9a-f]{16}@waybill\.test>$/)
+        const raw = readFileSync(file, "utf8")
+        expect(raw).toMatch(/^Content-Type: multipart\/alternative;/m)
+        expect(raw).toContain("MIME-Version: 1.0\r\n")
+        expect(raw.replace(/\r\n/g, "")).not.toContain("\n")
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  )
+
+  it.effect("refuses an address with a line break (no header injection) as MailFailed", () =>
+    Effect.gen(function* () {
+      const dir = mkdtempSync(join(tmpdir(), "waybill-mail-"))
+      try {
+        const mailer = FileMailer.make({ directory: dir, from: "no-reply@waybill.test" })
+        const error = yield* Effect.flip(
+          mailer.send({
+            _tag: "Verification",
+            to: "ada@acme-logistics.com\r\nBcc: victim@example.com",
+            code: Redacted.make("042917"),
+            link: Redacted.make("https://api.example/"),
+            codeExpiresAt: 0,
+            linkExpiresAt: 0
+          })
+        )
+        expect(error._tag).toBe("MailFailed")
+        expect(readdirSync(dir)).toHaveLength(0)
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }

@@ -1,12 +1,15 @@
 /**
  * The SMTP mailer against a real SMTP server on loopback (`smtp-server`), with what arrived
- * parsed by `mailparser`, exactly as a mail client would read it.
+ * parsed by `mailparser`, exactly as a mail client would read it: in plain text, and over TLS
+ * in both modes (STARTTLS and implicit) with a self-signed certificate the client trusts, or
+ * does not.
  */
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { type ParsedMail, simpleParser } from "mailparser"
+import { generate } from "selfsigned"
 import { SMTPServer } from "smtp-server"
 import * as SmtpMailer from "../src/index.js"
 
@@ -103,6 +106,131 @@ describe("mail-smtp", () => {
       )
       expect(error._tag).toBe("MailFailed")
       expect(error.message).not.toContain("123456")
+    })
+  )
+})
+
+/** A certificate for 127.0.0.1 (and `mail.test`), made per run; the tests that trust it pass it as `ca`. */
+const certificate = Effect.promise(() =>
+  generate([{ name: "commonName", value: "mail.test" }], {
+    keySize: 2048,
+    algorithm: "sha256",
+    extensions: [
+      { name: "basicConstraints", cA: true },
+      {
+        name: "subjectAltName",
+        altNames: [
+          { type: 2, value: "mail.test" },
+          { type: 7, ip: "127.0.0.1" }
+        ]
+      }
+    ]
+  } as Parameters<typeof generate>[1])
+)
+
+/**
+ * An SMTP server with TLS: implicit (`secure`, TLS from the first byte) or STARTTLS offered on
+ * a plain connection. It refuses mail (and logins) on a connection that is not encrypted, and
+ * records the TLS state of each message's session.
+ */
+const startTlsServer = (mode: "implicit" | "starttls", pems: { readonly private: string; readonly cert: string }) =>
+  Effect.acquireRelease(
+    Effect.async<{ port: number; received: Array<{ mail: ParsedMail; secure: boolean }>; server: SMTPServer }>(
+      (resume) => {
+        const received: Array<{ mail: ParsedMail; secure: boolean }> = []
+        const server = new SMTPServer({
+          secure: mode === "implicit",
+          key: pems.private,
+          cert: pems.cert,
+          authOptional: false,
+          onAuth(auth, session, callback) {
+            if (!session.secure) return callback(new Error("Must issue a STARTTLS command first"))
+            if (auth.username === "mailer" && auth.password === "s3cret") callback(null, { user: auth.username })
+            else callback(new Error("Invalid username or password"))
+          },
+          onData(stream, session, callback) {
+            simpleParser(stream).then(
+              (mail) => {
+                received.push({ mail, secure: session.secure })
+                callback()
+              },
+              (err: Error) => callback(err)
+            )
+          }
+        })
+        // A refused handshake is the client's business; the server only logs it.
+        server.on("error", () => undefined)
+        server.listen(0, "127.0.0.1", () => {
+          resume(Effect.succeed({ port: (server.server.address() as AddressInfo).port, received, server }))
+        })
+      }
+    ),
+    (s) => Effect.async<void>((resume) => s.server.close(() => resume(Effect.void)))
+  )
+
+const verification = (code: string) =>
+  ({
+    _tag: "Verification",
+    to: "ada@acme-logistics.com",
+    code: Redacted.make(code),
+    link: Redacted.make(`https://api.example/api/v1/accountsetup/verify/?token=t${code}`),
+    codeExpiresAt: 1_800_000_600_000,
+    linkExpiresAt: 1_800_001_800_000
+  }) as const
+
+describe("mail-smtp over TLS (a real server, a self-signed certificate)", () => {
+  const modes = [
+    [
+      "STARTTLS (smtp://, requireTLS)",
+      "starttls",
+      (port: number) => `smtp://mailer:s3cret@127.0.0.1:${port}?requireTLS=true`
+    ],
+    ["implicit TLS (smtps://)", "implicit", (port: number) => `smtps://mailer:s3cret@127.0.0.1:${port}`]
+  ] as const
+
+  for (const [name, mode, url] of modes) {
+    it.scoped(`${name}: delivers over an encrypted session when the certificate is trusted`, () =>
+      Effect.gen(function* () {
+        const pems = yield* certificate
+        const server = yield* startTlsServer(mode, pems)
+        const mailer = yield* SmtpMailer.make({
+          url: url(server.port),
+          from: "Waybill <no-reply@waybill.test>",
+          transport: { tls: { ca: pems.cert } }
+        })
+        yield* mailer.send(verification("314159"))
+        expect(server.received).toHaveLength(1)
+        expect(server.received[0]!.secure).toBe(true)
+        expect(server.received[0]!.mail.text).toContain("314159")
+      })
+    )
+
+    it.scoped(`${name}: refuses a certificate it does not trust (MailFailed, nothing sent)`, () =>
+      Effect.gen(function* () {
+        const pems = yield* certificate
+        const server = yield* startTlsServer(mode, pems)
+        const mailer = yield* SmtpMailer.make({ url: url(server.port), from: "no-reply@waybill.test" })
+        const error = yield* Effect.flip(mailer.send(verification("271828")))
+        expect(error._tag).toBe("MailFailed")
+        expect(error.message).toMatch(/certificate/i)
+        expect(error.message).not.toContain("271828")
+        expect(server.received).toHaveLength(0)
+      })
+    )
+  }
+
+  it.scoped("STARTTLS: a certificate for another name is refused even when its issuer is trusted", () =>
+    Effect.gen(function* () {
+      const pems = yield* certificate
+      const server = yield* startTlsServer("starttls", pems)
+      const mailer = yield* SmtpMailer.make({
+        url: `smtp://mailer:s3cret@127.0.0.1:${server.port}?requireTLS=true`,
+        from: "no-reply@waybill.test",
+        transport: { tls: { ca: pems.cert, servername: "other.test" } }
+      })
+      const error = yield* Effect.flip(mailer.send(verification("161803")))
+      expect(error._tag).toBe("MailFailed")
+      expect(server.received).toHaveLength(0)
     })
   )
 })

@@ -397,6 +397,22 @@ const leanerEvents: Migration = {
   }
 }
 
+/** Operator-recorded payment enablements: one row per customer and payment provider. */
+const paymentEnablements: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_payment_enablements")
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("provider", "text", (c) => c.notNull())
+      .addColumn("enabled_at", "bigint", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_payment_enablements_pk", ["customer_no", "provider"])
+      .execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable("waybill_payment_enablements").ifExists().execute()
+  }
+}
+
 /**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
@@ -408,7 +424,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0003_documents": documents,
   "0004_abuse": abuse,
   "0005_provisioning": provisioningMigration,
-  "0007_leaner_events": leanerEvents
+  "0007_leaner_events": leanerEvents,
+  "0008_payment_enablements": paymentEnablements
 }
 
 /**

@@ -2,7 +2,7 @@
  * @module StorageKysely
  *
  * Every storage port of `@waybill/core` (`ShipmentStore`, `AccountStore`, `EventOutbox`, `IpBlocklist`,
- * `Transactor`) over one host-supplied Kysely instance. The host owns the connection (dialect,
+ * `Transactor`, and the others of `StorageServices`) over one host-supplied Kysely instance. The host owns the connection (dialect,
  * pool, WAL, lifetime); Waybill owns only its `waybill_` tables, created by {@link migrate}.
  *
  * Transactions are Kysely controlled transactions kept in a `FiberRef`: inside
@@ -23,6 +23,8 @@ import {
   EventOutboxTag,
   type IpBlocklistShape,
   IpBlocklistTag,
+  type PaymentEnablementStoreShape,
+  PaymentEnablementStoreTag,
   type ProvisioningStoreShape,
   ProvisioningStoreTag,
   type RateLimiterShape,
@@ -40,6 +42,7 @@ import { makeDocumentStore } from "./DocumentStoreKysely.js"
 import { makeEventOutbox } from "./EventOutboxKysely.js"
 import { makeConnection } from "./internal/connection.js"
 import { makeIpBlocklist } from "./IpBlocklistKysely.js"
+import { makePaymentEnablementStore } from "./PaymentEnablementStoreKysely.js"
 import { makeProvisioningStore } from "./ProvisioningStoreKysely.js"
 import { makeRateLimiter } from "./RateLimiterKysely.js"
 import { makeShipmentStore } from "./ShipmentStoreKysely.js"
@@ -59,6 +62,7 @@ export interface Stores {
   readonly documents: DocumentStoreShape
   readonly rateLimiter: RateLimiterShape
   readonly registrations: ProvisioningStoreShape
+  readonly payments: PaymentEnablementStoreShape
 }
 
 /**
@@ -77,7 +81,8 @@ export const make = (database: Kysely<any>): Effect.Effect<Stores> =>
       webhooks: makeWebhookStore(conn),
       documents: makeDocumentStore(conn),
       rateLimiter: makeRateLimiter(conn),
-      registrations: makeProvisioningStore(conn)
+      registrations: makeProvisioningStore(conn),
+      payments: makePaymentEnablementStore(conn)
     }
   })
 
@@ -96,7 +101,8 @@ export const layer = (db: Kysely<any>): Layer.Layer<StorageServices> =>
         Context.add(WebhookStoreTag, stores.webhooks),
         Context.add(DocumentStoreTag, stores.documents),
         Context.add(RateLimiterTag, stores.rateLimiter),
-        Context.add(ProvisioningStoreTag, stores.registrations)
+        Context.add(ProvisioningStoreTag, stores.registrations),
+        Context.add(PaymentEnablementStoreTag, stores.payments)
       )
     )
   )

@@ -216,6 +216,13 @@ export interface RegistrationsTable {
   readonly version: Int
 }
 
+/** An operator-recorded payment enablement (`Provisioning.PaymentEnablementStore`); no row: not enabled. */
+export interface PaymentEnablementsTable {
+  readonly customer_no: string
+  readonly provider: string
+  readonly enabled_at: Millis
+}
+
 /** A webhook receiver of an account (`waybill_webhook_endpoints`). */
 export interface WebhookEndpointsTable {
   readonly id: string
@@ -289,6 +296,7 @@ export interface WaybillDatabase {
   readonly waybill_documents: DocumentsTable
   readonly waybill_rate_counters: RateCountersTable
   readonly waybill_registrations: RegistrationsTable
+  readonly waybill_payment_enablements: PaymentEnablementsTable
 }
 
 /** The names of Waybill's tables, for hosts that back up, truncate or inspect them. */
@@ -309,5 +317,6 @@ export const tableNames: ReadonlyArray<keyof WaybillDatabase> = [
   "waybill_orders",
   "waybill_documents",
   "waybill_rate_counters",
-  "waybill_registrations"
+  "waybill_registrations",
+  "waybill_payment_enablements"
 ]

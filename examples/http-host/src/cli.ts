@@ -37,6 +37,10 @@ Commands:
                                   cancel mode; IP allowlist (comma-separated CIDRs, "any" clears it);
                                   negotiated discount in percent of the list charge
   account link PARENT_NO CHILD_NO let PARENT read CHILD's orders
+  account payment --customer NO [--enable | --disable]
+                                  record or clear that the customer's payment is set up with the
+                                  configured provider (registered-with-<provider>-check answers Y
+                                  once recorded); without a flag, show it
   key rotate  --customer NO --mode live|test   replace the key (prints the new key once)
   key disable --customer NO --mode live|test   stop the key working (and everything issued under it)
   key enable  --customer NO --mode live|test   let a disabled key work again (old tickets stay dead)
@@ -112,6 +116,8 @@ const { values, positionals } = (() => {
         "webhook-allow-private": { type: "string" },
         "webhook-ca": { type: "string" },
         "no-webhooks": { type: "boolean", default: false },
+        enable: { type: "boolean", default: false },
+        disable: { type: "boolean", default: false },
         "blob-dir": { type: "string" },
         type: { type: "string" },
         file: { type: "string" },
@@ -352,8 +358,25 @@ const commands: Record<string, () => Promise<void>> = {
       const child = need(positionals[3], "CHILD_NO")
       await withCore(Accounts.linkAccounts(parent, child))
       out(`${parent} may now read the orders of ${child}`, { parent, child })
+    } else if (sub === "payment") {
+      const customer = need(values.customer, "--customer")
+      if (values.enable && values.disable) throw new UsageError("give --enable or --disable, not both")
+      const status = await withCore(
+        values.enable || values.disable
+          ? Provisioning.setPaymentEnablement({ customerNo: customer, enabled: values.enable })
+          : Provisioning.paymentStatus(customer)
+      )
+      const enabledAt = status.enabledAt === null ? null : new Date(status.enabledAt).toISOString()
+      out(
+        status.enabled
+          ? `payment of ${customer} with ${status.provider}: enabled (recorded ${enabledAt})`
+          : `payment of ${customer} with ${status.provider}: not enabled`,
+        { customer_no: customer, provider: status.provider, enabled: status.enabled, enabled_at: enabledAt }
+      )
     } else
-      throw new UsageError("account create --name NAME | account show NO | account set NO | account link PARENT CHILD")
+      throw new UsageError(
+        "account create --name NAME | account show NO | account set NO | account link PARENT CHILD | account payment --customer NO [--enable|--disable]"
+      )
   },
   async key() {
     const sub = positionals[1]
@@ -519,9 +542,9 @@ commands["document"] = async () => {
         rotation: rotation.right,
         batch,
         sourceId: values.id
-      })
+      }).pipe(Effect.flatMap(Documents.viewForOperator))
     )
-    out(d.id, Documents.viewDocument(d, true))
+    out(d.id, d)
   } else if (sub === "list") {
     const listed = await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO")))
     out(
@@ -532,13 +555,15 @@ commands["document"] = async () => {
       listed
     )
   } else if (sub === "hide" || sub === "unhide" || sub === "remove") {
-    const d = await withCore(Documents.setVisibility(need(positionals[2], "DOC_ID"), sub))
-    const view = Documents.viewDocument(d, !d.hidden && !d.removed)
+    const view = await withCore(
+      Documents.setVisibility(need(positionals[2], "DOC_ID"), sub).pipe(Effect.flatMap(Documents.viewForOperator))
+    )
     out(documentLine(view), view)
   } else if (sub === "replace") {
     const id = need(positionals[2], "DOC_ID")
-    const d = await withCore(Documents.replaceDocument(id, readFile("--file")))
-    const view = Documents.viewDocument(d, !d.hidden)
+    const view = await withCore(
+      Documents.replaceDocument(id, readFile("--file")).pipe(Effect.flatMap(Documents.viewForOperator))
+    )
     out(documentLine(view), view)
   } else
     throw new UsageError(
@@ -550,9 +575,11 @@ commands["signature"] = async () => {
   if (positionals[1] !== "add") throw new UsageError("signature add TRACK_NO --name RECIPIENT --file PATH")
   const trackNo = need(positionals[2], "TRACK_NO")
   const d = await withCore(
-    Documents.addSignature({ trackNo, name: need(values.name, "--name"), bytes: readFile("--file") })
+    Documents.addSignature({ trackNo, name: need(values.name, "--name"), bytes: readFile("--file") }).pipe(
+      Effect.flatMap(Documents.viewForOperator)
+    )
   )
-  out(d.id, Documents.viewDocument(d, true))
+  out(d.id, d)
 }
 
 commands["order"] = async () => {

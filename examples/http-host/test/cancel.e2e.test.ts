@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
 import * as Layer from "effect/Layer"
-import { Accounts, Cancel } from "@waybill/core"
+import * as Option from "effect/Option"
+import { Accounts, Admission, Cancel, Credentials, Operations, ShipmentStore } from "@waybill/core"
+import type { HostServices } from "../src/host.js"
 import { bookOne, ops, startHost, type TestAccount, type TestHost } from "./harness.js"
 
 let t: TestHost
@@ -169,6 +172,42 @@ describe("GET /api/v1/order/cancel/json/", () => {
         expect(state).toBe("assigned")
       }
     }
+  })
+
+  it("a cancel that loses the race to an assignment is decided again on the new state (not a conflict error)", async () => {
+    const id = await bookOne(t.url, a.liveKey)
+    const outcome = await t.run(
+      Effect.gen(function* () {
+        const context = yield* Effect.context<HostServices>()
+        const real = Context.get(context, ShipmentStore)
+        let reads = 0
+        // Right after cancel has read the booked shipment, a driver is assigned: its update then
+        // meets a newer version, as when both requests arrive together.
+        const racing: typeof real = {
+          ...real,
+          findByTrackNo: (trackNo) =>
+            Effect.tap(real.findByTrackNo(trackNo), () =>
+              reads++ === 0
+                ? Operations.assign(trackNo, "drv-race").pipe(Effect.provide(context), Effect.orDie)
+                : Effect.void
+            )
+        }
+        const principal = yield* Admission.admit({
+          client: Option.none(),
+          resolution: Credentials.fromAuthorization(`Bearer ${a.liveKey}`)
+        }).pipe(Effect.provide(context), Effect.orDie)
+        return yield* Effect.either(
+          Cancel.cancel({ client: Option.none(), principal, id: [id] }).pipe(
+            Effect.provideService(ShipmentStore, racing)
+          )
+        )
+      })
+    )
+    expect(outcome._tag === "Left" && outcome.left).toMatchObject({
+      _tag: "TransitionRejected",
+      code: "not-cancelable"
+    })
+    expect((await ops(t.url, `shipments/${id}`)).body.data.state).toBe("assigned")
   })
 
   it("property: arbitrary id and key values never yield a 500 and never touch another customer's order", async () => {

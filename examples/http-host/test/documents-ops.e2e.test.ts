@@ -228,6 +228,90 @@ describe("/ops/v1 documents", () => {
     expect(events.filter((e) => e.type === "document.available")).toHaveLength(4)
   })
 
+  it("shown_to_customers follows the customer rule: an older order version's attachment, a replaced signature", async () => {
+    const trackNo = await bookOne(t.url, a.liveKey)
+    const old = await opsCall(`orders/${trackNo}/documents/?type=bol`, { body: pdf("v1") })
+    expect(old.body.data.shown_to_customers).toBe(true)
+    expect((await opsCall(`orders/${trackNo}/new-version/`, { body: "" })).status).toBe(200)
+    // Hidden and shown again, replaced: still of version 1, so customers do not see it.
+    for (const action of ["hide", "unhide"]) {
+      const r = await opsCall(`documents/${old.body.data.id}/${action}/`, { body: "" })
+      expect([r.status, r.body.data.shown_to_customers], action).toEqual([200, false])
+    }
+    const replacedOld = await opsCall(`documents/${old.body.data.id}/replace/`, { body: pdf("v1 again") })
+    expect(replacedOld.body.data).toMatchObject({ order_version: 1, shown_to_customers: false })
+
+    // The later capture is the signature customers see, whatever order they were uploaded in.
+    const png = await twoToneImage("png")
+    const later = await opsCall(`orders/${trackNo}/signature/?name=Later&captured_at=2026-11-20T15:00:00Z`, {
+      body: png
+    })
+    expect(later.body.data.shown_to_customers).toBe(true)
+    const earlier = await opsCall(`orders/${trackNo}/signature/?name=Earlier&captured_at=2026-11-20T09:00:00Z`, {
+      body: png
+    })
+    expect(earlier.status).toBe(201)
+    expect(earlier.body.data.shown_to_customers).toBe(false)
+    for (const action of ["hide", "unhide"]) {
+      const r = await opsCall(`documents/${earlier.body.data.id}/${action}/`, { body: "" })
+      expect([r.status, r.body.data.shown_to_customers], action).toEqual([200, false])
+    }
+    expect((await opsCall(`documents/${earlier.body.data.id}/replace/`, { body: pdf() })).body.data).toMatchObject({
+      shown_to_customers: false
+    })
+
+    // The listing and the customer's lookup agree.
+    const listed = await opsCall(`orders/${trackNo}/documents/`)
+    const shown = listed.body.data.documents.filter((d: any) => d.shown_to_customers).map((d: any) => d.source_id)
+    expect(shown).toEqual(["Later"])
+    const customer = (await (
+      await fetch(`${t.url}/api/v1/order/docs/?control_no=${trackNo}&key=${a.liveKey}`)
+    ).json()) as any
+    expect(customer.data.orders[0].documents.map((d: any) => d.id)).toEqual(["Later"])
+  })
+
+  it("track with the owner's key lists the documents the lookup shows; other keys and no key see none", async () => {
+    const trackNo = await bookOne(t.url, a.liveKey)
+    const track = async (key?: string) => {
+      const r = await fetch(
+        `${t.url}/api/v1/utilities/track/?idx=${trackNo}${key === undefined ? "" : `&key=${encodeURIComponent(key)}`}`
+      )
+      expect(r.status).toBe(200)
+      return ((await r.json()) as any).data
+    }
+    expect((await track(a.liveKey)).documents).toEqual([])
+    const bol = await opsCall(`orders/${trackNo}/documents/?type=bol&id=BOL-77`, { body: pdf("track") })
+    expect(bol.status).toBe(201)
+    const png = await twoToneImage("png")
+    expect((await opsCall(`orders/${trackNo}/signature/?name=Rita`, { body: png })).status).toBe(201)
+
+    const owner = await track(a.liveKey)
+    expect(owner.detail).toBe("precise")
+    expect(owner.documents).toEqual([
+      { type: "bol", page: "1", id: "BOL-77", content_type: "application/pdf" },
+      { type: "signature", page: "1", id: "Rita", content_type: "image/png" }
+    ])
+    // The same list the documents lookup gives, without download links.
+    const lookup = (await (
+      await fetch(`${t.url}/api/v1/order/docs/?control_no=${trackNo}&key=${a.liveKey}`)
+    ).json()) as any
+    expect(owner.documents.map((d: any) => [d.type, d.page, d.id])).toEqual(
+      lookup.data.orders[0].documents.map((d: any) => [d.type, d.page, d.id])
+    )
+    expect(JSON.stringify(owner)).not.toContain("ticket=")
+
+    expect((await opsCall(`documents/${bol.body.data.id}/hide/`, { body: "" })).status).toBe(200)
+    expect((await track(a.liveKey)).documents.map((d: any) => d.id)).toEqual(["Rita"])
+
+    // Another account's key and no key get the coarse view, which has no documents at all.
+    const other = await t.newAccount()
+    for (const view of [await track(other.liveKey), await track()]) {
+      expect(view.detail).toBe("coarse")
+      expect(view).not.toHaveProperty("documents")
+      expect(JSON.stringify(view)).not.toContain("Rita")
+    }
+  })
+
   it("answers operator errors", async () => {
     const trackNo = await bookOne(t.url, a.liveKey)
     const cases: Array<[string, { body?: Uint8Array | string; method?: string }, number, string]> = [

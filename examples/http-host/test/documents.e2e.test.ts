@@ -15,9 +15,13 @@ import { Accounts, AccountStore, Documents, EventOutbox, IpBlocks } from "@waybi
 import { bookOne, postJson, shipment, startHost, type TestAccount, type TestHost } from "./harness.js"
 import { BLUE, decode, near, pdf, RED, twoToneImage } from "./documentFiles.js"
 
-/** A clock the test moves forward; the host's programs read it. */
+/**
+ * A clock the test moves forward; the host's programs read it. `frozenAt` stops real time (for
+ * checks at an exact instant, which a slow machine must not push past), `offsetMs` moves it on.
+ */
 let offsetMs = 0
-const now = () => Date.now() + offsetMs
+let frozenAt: number | undefined
+const now = () => (frozenAt ?? Date.now()) + offsetMs
 const realClock = Clock.make()
 const clock: Clock.Clock = {
   [Clock.ClockTypeId]: Clock.ClockTypeId,
@@ -546,6 +550,28 @@ describe("GET|HEAD /api/v1/order/docs/download/", () => {
     expect(fresh.bytes).toEqual(newer)
   })
 
+  it("a later captured signature kills links to the one it replaced", async () => {
+    const trackNo = await bookOne(t.url, a.liveKey)
+    await t.run(Documents.addSignature({ trackNo, name: "First", bytes: pdf("s1"), capturedAt: Date.now() - 60_000 }))
+    const first = uriOf(await lookup({ control_no: trackNo, key: a.liveKey }), "signature")
+    expect((await download(first)).status).toBe(200)
+    await t.run(Documents.addSignature({ trackNo, name: "Second", bytes: pdf("s2"), capturedAt: Date.now() }))
+    // The first signature was not hidden, removed or changed: only the rule says it is no longer shown.
+    await expectText(first, 404, GONE)
+  })
+
+  it("a disabled key's link is refused even if its generation was not bumped (status is checked too)", async () => {
+    const c = await t.newAccount("Status")
+    const link = await freshLink(c)
+    const key = await t.run(Effect.flatMap(AccountStore, (s) => s.findKey(c.customerNo, "live")))
+    if (key._tag === "None") throw new Error("no live key")
+    // Written straight to storage (as another tool or an older version might): disabled, same generation.
+    await t.run(Effect.flatMap(AccountStore, (s) => s.putKey({ ...key.value, status: "disabled" })))
+    await expectText(link.uri, 403, REJECTED)
+    await t.run(Effect.flatMap(AccountStore, (s) => s.putKey(key.value)))
+    expect((await download(link.uri)).status).toBe(200)
+  })
+
   it("replacing the order version kills links to its attachments", async () => {
     const link = await freshLink()
     await t.run(Documents.newOrderVersion(link.trackNo))
@@ -581,9 +607,11 @@ describe("GET|HEAD /api/v1/order/docs/download/", () => {
   })
 
   it("expires 15 minutes after issue (controlled clock)", async () => {
-    const link = await freshLink()
+    // Time stands still from the issue on, so 14:59 is 14:59 however slow the machine is.
+    frozenAt = Date.now()
     try {
-      offsetMs = 14 * 60_000 + 59_000
+      const link = await freshLink()
+      offsetMs = 14 * 60_000 + 59_999
       expect((await download(link.uri)).status).toBe(200)
       offsetMs = 15 * 60_000
       await expectText(link.uri, 403, REJECTED)
@@ -591,6 +619,7 @@ describe("GET|HEAD /api/v1/order/docs/download/", () => {
       expect((await download(link.uri)).status).toBe(200)
     } finally {
       offsetMs = 0
+      frozenAt = undefined
     }
   })
 

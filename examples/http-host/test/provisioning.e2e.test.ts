@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import { Config, Provisioning, ProvisioningStore } from "@waybill/core"
 import { simpleParser } from "mailparser"
-import { bookOne, e2eConfig, startHost, type TestHost } from "./harness.js"
+import { bookOne, e2eConfig, OPERATOR_TOKEN, startHost, type TestHost } from "./harness.js"
 import { action, codeAndLink, PASSWORD, recipient, STEP1 } from "./provisioning.helpers.js"
 
 let offsetMs = 0
@@ -308,6 +308,80 @@ describe("provisioning: the happy path", () => {
     ])
     expect(stdout).not.toContain(PASSWORD)
   })
+
+  it("the payment check answers Y once an operator records payment (CLI or /ops/v1), N once cleared", async () => {
+    const v = await verified()
+    const customerNo = (await action(t.url, "start", { validation_key: v.validationKey })).body.data
+      .customer_no as string
+    const check = async () => {
+      const r = await action(t.url, "registered-with-stripe-check", { validation_key: v.validationKey })
+      expect(r.status).toBe(200)
+      return r.body.data
+    }
+    expect(await check()).toEqual({ result: "success", provider: "stripe", registered: "N" })
+
+    // The CLI, on the host's database while it serves.
+    const waybill = async (...args: Array<string>) => {
+      const { stdout } = await promisify(execFile)(
+        "pnpm",
+        ["--silent", "waybill", ...args, "--json", "--db", join(t.dir, "waybill.db")],
+        { cwd: join(__dirname, "..") }
+      )
+      return JSON.parse(stdout)
+    }
+    expect(await waybill("account", "payment", "--customer", customerNo)).toEqual({
+      customer_no: customerNo,
+      provider: "stripe",
+      enabled: false,
+      enabled_at: null
+    })
+    const enabled = await waybill("account", "payment", "--customer", customerNo, "--enable")
+    expect(enabled).toMatchObject({ customer_no: customerNo, provider: "stripe", enabled: true })
+    expect(Date.parse(enabled.enabled_at)).not.toBeNaN()
+    expect(await check()).toMatchObject({ registered: "Y" })
+    expect(await waybill("account", "payment", "--customer", customerNo, "--disable")).toMatchObject({
+      enabled: false,
+      enabled_at: null
+    })
+    expect(await check()).toMatchObject({ registered: "N" })
+
+    // The operator API.
+    const payment = async (method: string, no = customerNo, token = OPERATOR_TOKEN) => {
+      const r = await fetch(`${t.url}/ops/v1/accounts/${no}/payment`, {
+        method,
+        headers: { authorization: `Bearer ${token}` }
+      })
+      return { status: r.status, body: (await r.json()) as any }
+    }
+    const put = await payment("PUT")
+    expect(put.status).toBe(200)
+    expect(put.body.data).toMatchObject({ customer_no: customerNo, provider: "stripe", enabled: true })
+    // Recording it again keeps the first time.
+    expect((await payment("PUT")).body.data.enabled_at).toBe(put.body.data.enabled_at)
+    expect((await payment("GET")).body.data).toEqual(put.body.data)
+    expect(await check()).toMatchObject({ registered: "Y" })
+    expect((await payment("DELETE")).body.data).toEqual({
+      customer_no: customerNo,
+      provider: "stripe",
+      enabled: false,
+      enabled_at: null
+    })
+    expect(await check()).toMatchObject({ registered: "N" })
+    // Only for accounts that exist, only with the operator token.
+    expect(await payment("PUT", "9999999")).toEqual({
+      status: 404,
+      body: { data: null, error: { message: "No account has this customer number.", exception: null } }
+    })
+    expect((await payment("PUT", customerNo, "wrong-token")).status).toBe(401)
+    expect((await payment("POST")).status).toBe(405)
+    expect(await check()).toMatchObject({ registered: "N" })
+    // Another registration's customer is not affected by this one's enablement.
+    expect((await payment("PUT")).status).toBe(200)
+    const other = await verified()
+    expect((await action(t.url, "start", { validation_key: other.validationKey })).status).toBe(200)
+    const otherCheck = await action(t.url, "registered-with-stripe-check", { validation_key: other.validationKey })
+    expect(otherCheck.body.data.registered).toBe("N")
+  })
 })
 
 describe("provisioning: wrong turns", () => {
@@ -353,6 +427,21 @@ describe("provisioning: wrong turns", () => {
       expect(r.body.error?.message).toBe("No pending registration matches the idx given.")
     }
     expect((await action(t.url, "pre-register-resend", { idx: "wr_nope" })).status).toBe(400)
+  })
+
+  it("a code is single use: after verification neither a wrong code nor the used one answers success", async () => {
+    const p = await verified()
+    const wrong = p.code === "000000" ? "111111" : "000000"
+    for (const code of [wrong, p.code]) {
+      const r = await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: code })
+      expect(r.status).toBe(409)
+      expect(r.body).toEqual({
+        data: null,
+        error: { message: "The e-mail address is already verified.", exception: null }
+      })
+    }
+    // The registration carries on: the validation key still starts it.
+    expect((await action(t.url, "start", { validation_key: p.validationKey })).status).toBe(200)
   })
 
   it("the 6th wrong code is refused with 429, and even the right code is dead until a resend", async () => {
@@ -557,10 +646,35 @@ describe("provisioning: wrong turns", () => {
 })
 
 /** A host of its own with some provisioning limits changed (the rest of `e2eConfig` as is). */
+/**
+ * A clock that starts at 12:30:00 UTC (the middle of an hour and of a day) and runs at real
+ * speed: the provisioning limits count in fixed, epoch-aligned hour and day windows, so on the
+ * real clock a test running across the top of an hour or midnight would see its count reset.
+ */
+const midWindowClock = (): Clock.Clock => {
+  const startedAt = Date.now()
+  const day = 86_400_000
+  const base = Math.floor(startedAt / day) * day + 12.5 * 3_600_000
+  const at = () => base + (Date.now() - startedAt)
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: at,
+    currentTimeMillis: Effect.sync(at),
+    unsafeCurrentTimeNanos: () => BigInt(at()) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(at()) * 1_000_000n),
+    sleep: (d: Duration.DurationInput) => realClock.sleep(Duration.decode(d))
+  }
+}
+
 const limitedHost = (
   limits: Partial<typeof Config.provisioningDefaults>,
   options: Omit<Parameters<typeof startHost>[0], "config"> = {}
-) => startHost({ ...options, config: { ...e2eConfig, provisioning: { ...Config.provisioningDefaults, ...limits } } })
+) =>
+  startHost({
+    clock: midWindowClock(),
+    ...options,
+    config: { ...e2eConfig, provisioning: { ...Config.provisioningDefaults, ...limits } }
+  })
 
 describe("provisioning: limits and mail failure on their own hosts", () => {
   it("over the per-address limit: 429 with Retry-After", async () => {
@@ -650,9 +764,13 @@ describe("provisioning: limits and mail failure on their own hosts", () => {
       expect(third.status).toBe(429)
       expect(third.headers.get("cache-control")).toBe("no-store")
       expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0)
+      // It says what was refused: another e-mail, not a registration.
       expect(third.body).toEqual({
         data: null,
-        error: { message: "Too many registrations. Retry after Retry-After seconds.", exception: null }
+        error: {
+          message: "Too many verification e-mails from this client address. Retry after Retry-After seconds.",
+          exception: null
+        }
       })
       // Nothing was sent and the registration is untouched: its code still verifies.
       expect(await mailsTo(dir, regs[2]!.email)).toBe(1)
@@ -665,6 +783,7 @@ describe("provisioning: limits and mail failure on their own hosts", () => {
       // The same budget as pre-register: that client cannot register either.
       const pre = await action(h.url, "pre-register", { email_address: newEmail(), password: PASSWORD }, client)
       expect(pre.status).toBe(429)
+      expect(pre.body.error?.message).toBe("Too many registrations. Retry after Retry-After seconds.")
       // Another client address still can resend.
       expect((await action(h.url, "pre-register-resend", { idx: regs[1]!.idx }, from("198.51.100.8"))).status).toBe(200)
     } finally {

@@ -29,6 +29,20 @@ describe("ApiKey", () => {
     }).pipe(Effect.provide(Entropy.webCrypto))
   )
 
+  it.effect("bytes 248 to 255 are skipped, so every base62 character is equally likely", () =>
+    Effect.gen(function* () {
+      // 62 * 4 = 248: a byte at or above it would make the first characters more likely.
+      const bytes = new Uint8Array(64)
+      bytes.set([255, 248, 250], 0)
+      for (let i = 3; i < 64; i++) bytes[i] = i - 3
+      const key = yield* ApiKey.generate("live").pipe(
+        Effect.provide(Layer.succeed(Entropy, { bytes: (n) => Effect.succeed(bytes.slice(0, n)) }))
+      )
+      const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+      expect(Redacted.value(key).slice("wb_live_".length, "wb_live_".length + 43)).toBe(alphabet.slice(0, 43))
+    })
+  )
+
   it.effect("any single-character change breaks the checksum", () =>
     Effect.gen(function* () {
       const key = Redacted.value(yield* ApiKey.generate("live"))

@@ -99,6 +99,21 @@ describe("Credentials.authenticate", () => {
     ).toThrow(/32 bytes/)
   })
 
+  it.effect("a key is refused when the stored record's mode is not the key's own (test key, live record)", () =>
+    Effect.gen(function* () {
+      const s = secret("k1", 1)
+      const key = yield* ApiKey.generate("test").pipe(Effect.provide(Entropy.webCrypto))
+      const h = yield* ApiKey.hash(key).pipe(Effect.provide(ring(s)))
+      // keyRecord is a live slot: a store mix-up must not let a test key act as the live key.
+      const r = yield* Effect.either(
+        Credentials.authenticate(Credentials.forBooking(`Bearer ${Redacted.value(key)}`, {})).pipe(
+          Effect.provide(Layer.merge(ring(s), storeWith(keyRecord(h))))
+        )
+      )
+      expect(r._tag === "Left" && r.left._tag === "InvalidCredential" && r.left.reason).toBe("unknown")
+    })
+  )
+
   it.effect("disabled and blank keys are denied", () =>
     Effect.gen(function* () {
       const s = secret("k1", 1)

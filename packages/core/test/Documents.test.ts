@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import { defaults } from "../src/shared/Config.js"
-import { type DocumentRecord, latestSignature, sniffContentType, visible } from "../src/documents/Document.js"
+import { type DocumentRecord, latestSignature, sniffContentType, visible } from "../src/shipments/Document.js"
 import { type LookupParams, parseLookup, parseRotation } from "../src/documents/Documents.js"
 
 const limits = defaults.documents
@@ -104,6 +104,68 @@ describe("visible", () => {
     expect(visible({ currentVersion: 2 }, [s1, hiddenLatest]).map((d) => d.id)).toEqual([])
     expect(latestSignature([s2, s1])?.id).toBe(s2.id)
   })
+
+  it("a removed latest signature hides the signature; an older one does not come back", () => {
+    const s1 = doc({ kind: "signature", type: "signature", capturedAt: 10 })
+    const s2 = doc({ kind: "signature", type: "signature", capturedAt: 20, removed: true })
+    expect(visible({ currentVersion: 1 }, [s1, s2])).toEqual([])
+    expect(visible({ currentVersion: 1 }, [s2, s1])).toEqual([])
+  })
+
+  it("the latest signature is the latest capture, not the latest upload", () => {
+    // Captured last, uploaded first (a driver's device that synced late uploads the older one after).
+    const capturedLast = doc({ kind: "signature", type: "signature", capturedAt: 20, createdAt: 100 })
+    const capturedFirst = doc({ kind: "signature", type: "signature", capturedAt: 10, createdAt: 200 })
+    for (const order of [
+      [capturedLast, capturedFirst],
+      [capturedFirst, capturedLast]
+    ]) {
+      expect(latestSignature(order)?.id).toBe(capturedLast.id)
+      expect(visible({ currentVersion: 1 }, order).map((d) => d.id)).toEqual([capturedLast.id])
+    }
+    // Hiding the latest capture shows nothing, even though the other was uploaded later.
+    expect(visible({ currentVersion: 1 }, [{ ...capturedLast, hidden: true }, capturedFirst])).toEqual([])
+  })
+
+  const docArb = fc.record({
+    kind: fc.constantFrom("attachment" as const, "signature" as const),
+    orderVersion: fc.integer({ min: 1, max: 3 }),
+    batch: fc.integer({ min: 1, max: 3 }),
+    page: fc.integer({ min: 1, max: 3 }),
+    hidden: fc.boolean(),
+    removed: fc.boolean(),
+    capturedAt: fc.integer({ min: 0, max: 50 }),
+    createdAt: fc.integer({ min: 0, max: 50 })
+  })
+
+  it.prop(
+    "shows exactly the interface's set: current-version visible attachments, then the latest capture if visible",
+    [fc.array(docArb, { maxLength: 12 }), fc.integer({ min: 1, max: 3 })],
+    ([specs, currentVersion]) => {
+      const docs = specs.map((s) => doc(s))
+      const shown = visible({ currentVersion }, docs)
+      const ids = new Set(shown.map((d) => d.id))
+      const isShown = (d: DocumentRecord) => !d.hidden && !d.removed
+      // Every current-version attachment that is neither hidden nor removed, and no other attachment.
+      for (const d of docs.filter((d) => d.kind === "attachment"))
+        expect(ids.has(d.id), d.id).toBe(d.orderVersion === currentVersion && isShown(d))
+      // Attachments by batch, then page; the signature last.
+      const attachments = shown.filter((d) => d.kind === "attachment")
+      for (let i = 1; i < attachments.length; i++) {
+        const [p, q] = [attachments[i - 1]!, attachments[i]!]
+        expect(p.batch < q.batch || (p.batch === q.batch && p.page <= q.page)).toBe(true)
+      }
+      const signatures = shown.filter((d) => d.kind === "signature")
+      expect(signatures.length).toBeLessThanOrEqual(1)
+      if (signatures.length === 1) expect(shown.at(-1)).toBe(signatures[0])
+      // The signature shown, if any, is the one with the latest capture, whatever its order version.
+      const all = docs.filter((d) => d.kind === "signature")
+      const latestCapture = Math.max(...all.map((d) => d.capturedAt))
+      const latest = latestSignature(docs)
+      if (all.length > 0) expect(latest?.capturedAt).toBe(latestCapture)
+      expect(signatures.map((d) => d.id)).toEqual(latest !== undefined && isShown(latest) ? [latest.id] : [])
+    }
+  )
 })
 
 describe("sniffContentType and parseRotation", () => {

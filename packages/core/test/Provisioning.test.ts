@@ -150,6 +150,8 @@ describe("Provisioning: pre-register-resend is limited per client address", () =
         const third = yield* Effect.flip(resend(idxs[2]!, attacker))
         expect(third._tag).toBe("ProvisioningRateLimited")
         expect(third._tag === "ProvisioningRateLimited" && third.retryAfterSeconds).toBeGreaterThan(0)
+        // It names what it refused: an e-mail, not a registration.
+        expect(third).toMatchObject({ refused: "verification-email" })
         // Refused before anything changed: no e-mail, the registration's code and cooldown intact.
         expect(w.sent).toHaveLength(5)
         expect(w.rows.get(idxs[2]!)).toEqual(before)
@@ -167,9 +169,13 @@ describe("Provisioning: pre-register-resend is limited per client address", () =
         const a = yield* preRegister("ops@one-firm.test")
         yield* preRegister("ops@two-firm.test")
         yield* resend(a.waitIdx)
-        expect(yield* Effect.flip(resend(a.waitIdx))).toMatchObject({ _tag: "ProvisioningRateLimited" })
+        expect(yield* Effect.flip(resend(a.waitIdx))).toMatchObject({
+          _tag: "ProvisioningRateLimited",
+          refused: "verification-email"
+        })
         expect(yield* Effect.flip(preRegister("ops@three-firm.test"))).toMatchObject({
-          _tag: "ProvisioningRateLimited"
+          _tag: "ProvisioningRateLimited",
+          refused: "registration"
         })
       })
     )
@@ -335,6 +341,98 @@ describe("Provisioning: an address is compared without its case", () => {
         const started = yield* toCustomer(w.sent, waitIdx, "ada.lopez@acme-logistics.test")
         const user = Option.getOrThrow(yield* Provisioning.primaryUser(started.customerNo))
         expect(user.email).toBe("Ada.Lopez@acme-logistics.test")
+      })
+    )
+  })
+})
+
+describe("Provisioning: a code is single use", () => {
+  it.effect("once verified, neither a wrong code nor the used code is answered with success", () => {
+    const w = world()
+    return w.run(
+      Effect.gen(function* () {
+        const email = "ops@single-use.test"
+        const { waitIdx: idx } = yield* preRegister(email)
+        const code = codeFor(w.sent, email)
+        const wrong = code === "000000" ? "111111" : "000000"
+        yield* Provisioning.verify({ idx, email, code: Redacted.make(code) })
+        for (const again of [wrong, code, code])
+          expect(yield* Effect.flip(Provisioning.verify({ idx, email, code: Redacted.make(again) }))).toMatchObject({
+            _tag: "ProvisioningRejected",
+            reason: "already-verified"
+          })
+        // Still verified: the next step works.
+        yield* Provisioning.check({ idx, email })
+      })
+    )
+  })
+})
+
+describe("Provisioning: the payment check's registry", () => {
+  const memoryEnablements = () => {
+    const rows = new Map<string, Provisioning.PaymentEnablement>()
+    const key = (c: string, p: string) => `${c}/${p}`
+    return Layer.succeed(Provisioning.PaymentEnablementStore, {
+      find: (c, p) => Effect.sync(() => Option.fromNullable(rows.get(key(c, p)))),
+      put: (e) =>
+        Effect.sync(() => void (rows.has(key(e.customerNo, e.provider)) || rows.set(key(e.customerNo, e.provider), e))),
+      remove: (c, p) => Effect.sync(() => rows.delete(key(c, p)))
+    })
+  }
+  const startedCustomer = (w: ReturnType<typeof world>, email: string) =>
+    Effect.gen(function* () {
+      const { waitIdx: idx } = yield* preRegister(email)
+      yield* Provisioning.verify({ idx, email, code: Redacted.make(codeFor(w.sent, email)) })
+      const { validationKey } = yield* Provisioning.check({ idx, email })
+      const { customerNo } = yield* Provisioning.start({ validationKey: Redacted.value(validationKey) })
+      return { customerNo, validationKey: Redacted.value(validationKey) }
+    })
+
+  it.effect("answers from the recorded enablements: Y once recorded, N once cleared, per customer", () => {
+    const w = world()
+    return w.run(
+      Effect.gen(function* () {
+        const a = yield* startedCustomer(w, "ops@pay-one.test")
+        const b = yield* startedCustomer(w, "ops@pay-two.test")
+        const check = (k: string) => Effect.map(Provisioning.paymentCheck({ validationKey: k }), (r) => r.registered)
+        expect(yield* check(a.validationKey)).toBe(false)
+        const set = yield* Provisioning.setPaymentEnablement({ customerNo: a.customerNo, enabled: true })
+        expect(set).toEqual({ customerNo: a.customerNo, provider: "stripe", enabled: true, enabledAt: T0 })
+        expect(yield* check(a.validationKey)).toBe(true)
+        expect(yield* check(b.validationKey)).toBe(false)
+        yield* Provisioning.setPaymentEnablement({ customerNo: a.customerNo, enabled: false })
+        expect(yield* check(a.validationKey)).toBe(false)
+        expect(
+          yield* Effect.flip(Provisioning.setPaymentEnablement({ customerNo: "9999999", enabled: true }))
+        ).toMatchObject({ _tag: "AccountNotFound" })
+      }).pipe(Effect.provide(memoryEnablements()))
+    )
+  })
+
+  it.effect("a host's own PaymentRegistry wins, and operators cannot record what it would ignore", () => {
+    const w = world()
+    const asked: Array<string> = []
+    const own = Layer.succeed(Provisioning.PaymentRegistry, {
+      isRegistered: (c, p) => Effect.sync(() => (asked.push(`${c}/${p}`), true))
+    })
+    return w.run(
+      Effect.gen(function* () {
+        const a = yield* startedCustomer(w, "ops@pay-own.test")
+        expect(yield* Provisioning.paymentCheck({ validationKey: a.validationKey })).toEqual({ registered: true })
+        expect(asked).toEqual([`${a.customerNo}/stripe`])
+        expect(
+          yield* Effect.flip(Provisioning.setPaymentEnablement({ customerNo: a.customerNo, enabled: true }))
+        ).toMatchObject({ _tag: "PaymentRegistryExternal" })
+      }).pipe(Effect.provide(Layer.merge(memoryEnablements(), own)))
+    )
+  })
+
+  it.effect("without a registry or recorded enablements the answer is N", () => {
+    const w = world()
+    return w.run(
+      Effect.gen(function* () {
+        const a = yield* startedCustomer(w, "ops@pay-none.test")
+        expect(yield* Provisioning.paymentCheck({ validationKey: a.validationKey })).toEqual({ registered: false })
       })
     )
   })

@@ -72,6 +72,28 @@ describe("Registration machine", () => {
     }
   })
 
+  it.prop(
+    "only a pending registration verifies: after verification no code is answered with success",
+    [walkArb],
+    ([steps]) => {
+      for (const { before, move, decision } of walk(steps)) {
+        if (decision.outcome._tag === "Verified") expect(before.stage).toBe("pending")
+        if (move._tag === "Verify" && before.stage !== "pending")
+          expect(decision.outcome).toEqual({ _tag: "Rejected", reason: "already-verified" })
+      }
+    }
+  )
+
+  it("the used code, sent again, is refused", () => {
+    const v = R.decide(fresh(), { _tag: "Verify", codeHash: GOOD, now: T0 + 1 }, limits)
+    expect(v.outcome._tag).toBe("Verified")
+    for (const codeHash of [GOOD, "wrong"])
+      expect(R.decide(v.state, { _tag: "Verify", codeHash, now: T0 + 2 }, limits)).toEqual({
+        state: v.state,
+        outcome: { _tag: "Rejected", reason: "already-verified" }
+      })
+  })
+
   it.prop("the failure total never goes down and never passes the limits", [walkArb], ([steps]) => {
     for (const { before, decision } of walk(steps)) {
       expect(decision.state.totalFailures).toBeGreaterThanOrEqual(before.totalFailures)

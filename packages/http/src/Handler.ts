@@ -26,6 +26,7 @@ import { cancelRoute } from "./routes/cancel.js"
 import { documentsRoute } from "./routes/documents.js"
 import { downloadRoute } from "./routes/download.js"
 import { opsActionRoute, opsShowRoute } from "./routes/ops.js"
+import { opsPaymentRoute } from "./routes/opsAccounts.js"
 import { opsDocumentRoute, opsOrderRoute } from "./routes/opsDocuments.js"
 import { opsEventRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
 import { quoteRoute } from "./routes/quote.js"
@@ -87,7 +88,8 @@ const PATTERNS: ReadonlyArray<readonly [RegExp, Route]> = [
   [/^\/ops\/v1\/events\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsEventRoute],
   [/^\/ops\/v1\/shipments\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsActionRoute],
   [/^\/ops\/v1\/orders\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsOrderRoute],
-  [/^\/ops\/v1\/documents\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsDocumentRoute]
+  [/^\/ops\/v1\/documents\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsDocumentRoute],
+  [/^\/ops\/v1\/accounts\/([^/]{1,32})\/payment\/$/, opsPaymentRoute]
 ]
 
 /** `decodeURIComponent` that answers undefined for a malformed escape instead of throwing. */

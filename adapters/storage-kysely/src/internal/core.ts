@@ -8,6 +8,7 @@ import type { RateLimiter } from "@waybill/core"
 import type { ProvisioningStore } from "@waybill/core"
 import type { Document, DocumentStore } from "@waybill/core"
 import type { WebhookStore } from "@waybill/core"
+import { Provisioning } from "@waybill/core"
 
 /** Port tags, their shapes and the errors the adapter raises, under names that do not clash. */
 export {
@@ -48,6 +49,11 @@ export type StorageServices =
   | DocumentStore
   | RateLimiter
   | ProvisioningStore
+  | Provisioning.PaymentEnablementStore
+
+/** The payment enablements store's tag and shape (core keeps them in the `Provisioning` namespace). */
+export const PaymentEnablementStoreTag = Provisioning.PaymentEnablementStore
+export type PaymentEnablementStoreShape = Provisioning.PaymentEnablementStore["Type"]
 
 /** Record types re-exposed flat; see `@waybill/core`'s `Account`, `Event` and `Shipment` modules. */
 export type AccountRecord = Account.AccountRecord

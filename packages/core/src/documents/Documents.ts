@@ -30,10 +30,12 @@ import {
   type Rotation,
   ROTATIONS,
   sniffContentType,
-  visible
-} from "./Document.js"
-import { DocumentStore, type LookupField } from "./DocumentStore.js"
-import { EventOutbox, ShipmentNotFound } from "../shipments/index.js"
+  visible,
+  DocumentStore,
+  type LookupField,
+  EventOutbox,
+  ShipmentNotFound
+} from "../shipments/index.js"
 import { ImageTransform } from "./ImageTransform.js"
 import type { KeyRing } from "../shared/index.js"
 import * as Ticket from "./Ticket.js"
@@ -658,6 +660,22 @@ export const viewDocument = (d: DocumentRecord, shown: boolean) => ({
   removed: d.removed,
   shown_to_customers: shown,
   captured_at: new Date(d.capturedAt).toISOString()
+})
+
+/**
+ * Whether customers see `document` now: the customer rule (`Document.visible`) over its order's
+ * documents, never a shortcut from its own flags, so an attachment of an older order version or
+ * a signature a later capture replaced is not marked shown.
+ */
+export const shownToCustomers = Effect.fn("Documents.shownToCustomers")(function* (document: DocumentRecord) {
+  const order = yield* loadOrder(document.trackNo)
+  const all = yield* Effect.flatMap(DocumentStore, (s) => s.listCurrent([document.trackNo]))
+  return visible(order, all).some((d) => d.id === document.id)
+})
+
+/** One document shaped for operators, `shown_to_customers` decided by {@link shownToCustomers}. */
+export const viewForOperator = Effect.fn("Documents.viewForOperator")(function* (document: DocumentRecord) {
+  return viewDocument(document, yield* shownToCustomers(document))
 })
 
 /** An order's documents for operators: every version, with what customers see marked. */

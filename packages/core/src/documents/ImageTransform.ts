@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { ContentType, Rotation } from "./Document.js"
+import type { ContentType, Rotation } from "../shipments/index.js"
 
 /** The image could not be decoded or encoded. */
 export class ImageTransformFailed extends Schema.TaggedError<ImageTransformFailed>()("ImageTransformFailed", {

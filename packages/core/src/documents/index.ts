@@ -3,8 +3,6 @@
  *
  * The only door into `documents/`: other capability folders and the package entry import from here.
  */
-export * as Document from "./Document.js"
-export * as DocumentStore from "./DocumentStore.js"
 export * as BlobStore from "./BlobStore.js"
 export * as ImageTransform from "./ImageTransform.js"
 export * as Ticket from "./Ticket.js"

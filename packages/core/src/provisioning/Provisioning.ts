@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { AccountRecord, ApiKeyRecord, KeyMode } from "../access/index.js"
-import { AccountStore, ApiKey, ClientIp, PasswordHasher, RateLimiter } from "../access/index.js"
+import { AccountNotFound, AccountStore, ApiKey, ClientIp, PasswordHasher, RateLimiter } from "../access/index.js"
 import * as BusinessEmail from "./BusinessEmail.js"
 import {
   type ProvisioningLimits,
@@ -72,6 +72,7 @@ export class ProvisioningRejected extends Schema.TaggedError<ProvisioningRejecte
     "code-attempts-exceeded",
     "registration-locked",
     "link-invalid",
+    "already-verified",
     "not-verified",
     "resend-too-soon",
     "resend-limit",
@@ -82,9 +83,15 @@ export class ProvisioningRejected extends Schema.TaggedError<ProvisioningRejecte
   retryAfterSeconds: Schema.optional(Schema.Number)
 }) {}
 
-/** Over a provisioning rate limit (per address, per domain, or the global e-mail cap): HTTP 429. */
+/**
+ * Over a provisioning rate limit (per address, per domain, or the global e-mail cap): HTTP 429.
+ * `refused` says what the limit refused, so the answer can name it: a new registration
+ * (`pre-register`), or another verification e-mail (`pre-register-resend`, which spends the
+ * same per-address budget but registers nothing).
+ */
 export class ProvisioningRateLimited extends Schema.TaggedError<ProvisioningRateLimited>()("ProvisioningRateLimited", {
-  retryAfterSeconds: Schema.Number
+  retryAfterSeconds: Schema.Number,
+  refused: Schema.Literal("registration", "verification-email")
 }) {}
 
 /** The verified address already has a customer record (HTTP 409); only its verified owner learns this. */
@@ -98,6 +105,7 @@ export class VerificationMailFailed extends Schema.TaggedError<VerificationMailF
 
 export type ProvisioningRequirements =
   | ProvisioningStore
+  | PaymentEnablementStore
   | AccountStore
   | Transactor
   | Entropy
@@ -144,12 +152,14 @@ const codeHash = (secret: KeySecret, idx: string, code: string) => digest(secret
 const hashLink = (token: string) => Effect.flatMap(currentSecret, (s) => digest(s, "link", token))
 const hashValidationKey = (key: string) => Effect.flatMap(currentSecret, (s) => digest(s, "vkey", key))
 
-const hit = (bucket: string, rule: RateLimitRule) =>
+const hit = (bucket: string, rule: RateLimitRule, refused: ProvisioningRateLimited["refused"]) =>
   Effect.flatMap(RateLimiter, (limiter) => limiter.hit(bucket, rule.requests, rule.windowSeconds * 1000)).pipe(
     Effect.flatMap((quota) =>
       quota.allowed
         ? Effect.void
-        : Effect.fail(new ProvisioningRateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(quota.resetMs / 1000)) }))
+        : Effect.fail(
+            new ProvisioningRateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(quota.resetMs / 1000)), refused })
+          )
     )
   )
 
@@ -159,15 +169,15 @@ const hit = (bucket: string, rule: RateLimitRule) =>
  * `pre-register` and `pre-register-resend` (each sends one e-mail), in the same `prov:ip:h:` /
  * `prov:ip:d:` buckets. Without a known client address only the other limits apply.
  */
-const limitClient = (client: Option.Option<ClientIp.Address>) =>
+const limitClient = (client: Option.Option<ClientIp.Address>, refused: ProvisioningRateLimited["refused"]) =>
   Option.match(client, {
     onNone: () => Effect.void,
     onSome: (address) =>
       Effect.gen(function* () {
         const limits = yield* limitsOf
         const ip = ClientIp.blockKey(address)
-        yield* hit(`prov:ip:h:${ip}`, limits.perIpHour)
-        yield* hit(`prov:ip:d:${ip}`, limits.perIpDay)
+        yield* hit(`prov:ip:h:${ip}`, limits.perIpHour, refused)
+        yield* hit(`prov:ip:d:${ip}`, limits.perIpDay, refused)
       })
   })
 
@@ -246,7 +256,7 @@ const sendVerification = (input: {
 }) =>
   Effect.gen(function* () {
     const limits = yield* limitsOf
-    yield* hit("prov:mail", limits.mailsPerHour)
+    yield* hit("prov:mail", limits.mailsPerHour, "verification-email")
     return yield* input.mailer.send({
       _tag: "Verification",
       to: input.to,
@@ -306,9 +316,9 @@ export const preRegister = Effect.fn("Provisioning.preRegister")(function* (inpu
   const weak = PasswordPolicy.check(Redacted.value(input.password), email)
   if (weak !== undefined) return yield* new ProvisioningInvalid({ message: PasswordPolicy.describe(weak) })
 
-  yield* limitClient(input.client)
+  yield* limitClient(input.client, "registration")
   // Per registrable domain, so wildcard subdomains (a1.acme.com, a2.acme.com) share one budget.
-  yield* hit(`prov:domain:${BusinessEmail.registrableDomain(email.domain)}`, limits.perDomainDay)
+  yield* hit(`prov:domain:${BusinessEmail.registrableDomain(email.domain)}`, limits.perDomainDay, "registration")
 
   const passwordHash = yield* services.hasher.value.hash(input.password)
   const idx = `wr_${yield* randomToken(16)}`
@@ -448,7 +458,7 @@ export const resend = Effect.fn("Provisioning.resend")(function* (input: {
         Effect.flatMap(secretFor(r.otpSecretId), (s) => codeHash(s, r.idx, code)),
         (otpHash): Registration.Move => ({ _tag: "Resend", otpHash, linkHash, now })
       ),
-    (r) => Effect.as(limitClient(input.client), r)
+    (r) => Effect.as(limitClient(input.client, "verification-email"), r)
   )
   const sent = yield* sendVerification({
     mailer: services.mailer.value,
@@ -710,7 +720,9 @@ export const step2 = Effect.fn("Provisioning.step2")(function* (input: {
 
 /**
  * Whether a customer has set up payment with a provider: the courier's billing system answers
- * `registered-with-<provider>-check` (DECISIONS.md). Optional: a host without one answers `N`.
+ * `registered-with-<provider>-check` (DECISIONS.md). An embedder whose payment provider knows
+ * this provides its own adapter here; without one, the check answers from the enablements an
+ * operator recorded ({@link PaymentEnablementStore}), and without those either, `N`.
  */
 export class PaymentRegistry extends Context.Tag("@waybill/core/PaymentRegistry")<
   PaymentRegistry,
@@ -719,9 +731,45 @@ export class PaymentRegistry extends Context.Tag("@waybill/core/PaymentRegistry"
   }
 >() {}
 
+/** An operator's record that a customer's payment is set up with a provider. */
+export interface PaymentEnablement {
+  readonly customerNo: string
+  readonly provider: string
+  readonly enabledAt: number
+}
+
+/**
+ * The payment enablements operators record (`waybill account payment`, `/ops/v1/accounts/:no/payment`):
+ * the default source of {@link PaymentRegistry} for couriers whose billing system is not wired in.
+ */
+export class PaymentEnablementStore extends Context.Tag("@waybill/core/PaymentEnablementStore")<
+  PaymentEnablementStore,
+  {
+    readonly find: (
+      customerNo: string,
+      provider: string
+    ) => Effect.Effect<Option.Option<PaymentEnablement>, StorageError>
+    /** Records the enablement; recording it again keeps the first time. */
+    readonly put: (enablement: PaymentEnablement) => Effect.Effect<void, StorageError>
+    /** Clears it; false when there was none. */
+    readonly remove: (customerNo: string, provider: string) => Effect.Effect<boolean, StorageError>
+  }
+>() {}
+
+/** The registry that answers from recorded enablements. */
+const recordedRegistry = (store: PaymentEnablementStore["Type"]): PaymentRegistry["Type"] => ({
+  isRegistered: (customerNo, provider) => Effect.map(store.find(customerNo, provider), Option.isSome)
+})
+
+/** The host's own registry if it provides one, else the recorded enablements, else none. */
+const paymentRegistry = Effect.map(
+  Effect.all([Effect.serviceOption(PaymentRegistry), Effect.serviceOption(PaymentEnablementStore)]),
+  ([own, recorded]) => Option.orElse(own, () => Option.map(recorded, recordedRegistry))
+)
+
 /**
  * `registered-with-<provider>-check`: whether payment is set up for the registration's customer,
- * asked of the {@link PaymentRegistry} port (before `start` there is no customer yet: `N`).
+ * asked of the {@link PaymentRegistry} (before `start` there is no customer yet: `N`).
  */
 export const paymentCheck = Effect.fn("Provisioning.paymentCheck")(function* (input: {
   readonly validationKey: string
@@ -731,10 +779,68 @@ export const paymentCheck = Effect.fn("Provisioning.paymentCheck")(function* (in
     validationKeyHash: hash,
     now
   }))
-  const registry = yield* Effect.serviceOption(PaymentRegistry)
+  const registry = yield* paymentRegistry
   const customerNo = record.state.customerNo
   if (customerNo === null || Option.isNone(registry)) return { registered: false }
   return { registered: yield* registry.value.isRegistered(customerNo, yield* paymentProvider) }
+})
+
+/**
+ * The host provides its own {@link PaymentRegistry}: the check asks the payment provider, so an
+ * enablement recorded here would be ignored; operators set it up with the provider instead.
+ */
+export class PaymentRegistryExternal extends Schema.TaggedError<PaymentRegistryExternal>()(
+  "PaymentRegistryExternal",
+  {}
+) {}
+
+/** A customer's payment enablement as operators see it. */
+export interface PaymentStatus {
+  readonly customerNo: string
+  readonly provider: string
+  readonly enabled: boolean
+  /** When an operator recorded it; null when not enabled. */
+  readonly enabledAt: number | null
+}
+
+const requireCustomer = (customerNo: string) =>
+  Effect.flatMap(AccountStore, (s) => s.findAccount(customerNo)).pipe(
+    Effect.flatMap(
+      Option.match({ onNone: () => Effect.fail(new AccountNotFound({ customerNo })), onSome: () => Effect.void })
+    )
+  )
+
+/** An account's recorded payment enablement with the configured provider. */
+export const paymentStatus = Effect.fn("Provisioning.paymentStatus")(function* (customerNo: string) {
+  yield* requireCustomer(customerNo)
+  const provider = yield* paymentProvider
+  const found = yield* Effect.flatMap(PaymentEnablementStore, (s) => s.find(customerNo, provider))
+  return {
+    customerNo,
+    provider,
+    enabled: Option.isSome(found),
+    enabledAt: Option.match(found, { onNone: () => null, onSome: (e) => e.enabledAt })
+  } satisfies PaymentStatus
+})
+
+/**
+ * Operators record (`enabled: true`) or clear an account's payment enablement with the
+ * configured provider, for couriers whose billing system is not wired in as a
+ * {@link PaymentRegistry}; the payment check answers `Y` once it is recorded. Refused
+ * ({@link PaymentRegistryExternal}) when the host provides its own registry.
+ */
+export const setPaymentEnablement = Effect.fn("Provisioning.setPaymentEnablement")(function* (input: {
+  readonly customerNo: string
+  readonly enabled: boolean
+}) {
+  if (Option.isSome(yield* Effect.serviceOption(PaymentRegistry))) return yield* new PaymentRegistryExternal()
+  yield* requireCustomer(input.customerNo)
+  const provider = yield* paymentProvider
+  const store = yield* PaymentEnablementStore
+  if (input.enabled)
+    yield* store.put({ customerNo: input.customerNo, provider, enabledAt: yield* Clock.currentTimeMillis })
+  else yield* store.remove(input.customerNo, provider)
+  return yield* paymentStatus(input.customerNo)
 })
 
 /** The configured provider name of `registered-with-<provider>-check`. */

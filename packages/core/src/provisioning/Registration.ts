@@ -48,6 +48,7 @@ export type Reason =
   | "code-attempts-exceeded"
   | "registration-locked"
   | "link-invalid"
+  | "already-verified"
   | "not-verified"
   | "resend-too-soon"
   | "resend-limit"
@@ -138,7 +139,9 @@ const verified = (state: State): State => ({
 export const decide = (state: State, move: Move, limits: ProvisioningLimits): Decision => {
   switch (move._tag) {
     case "Verify": {
-      if (isVerified(state.stage)) return { state, outcome: { _tag: "Verified" } }
+      // A code is single use: once the address is verified no code, the used one included,
+      // verifies again, so a guess after verification is never answered with success.
+      if (isVerified(state.stage)) return reject(state, "already-verified")
       if (state.totalFailures >= limits.maxFailuresPerRegistration) return reject(state, "registration-locked")
       if (state.otpHash === null || state.otpFailures >= limits.maxFailuresPerCode)
         // Retry after: when a resend is allowed (the only way to a new code).
@@ -161,7 +164,7 @@ export const decide = (state: State, move: Move, limits: ProvisioningLimits): De
       return { state: verified(state), outcome: { _tag: "Verified" } }
     }
     case "Resend": {
-      if (isVerified(state.stage)) return reject(state, "resend-limit")
+      if (isVerified(state.stage)) return reject(state, "already-verified")
       if (state.totalFailures >= limits.maxFailuresPerRegistration) return reject(state, "registration-locked")
       const cooldownEnds = state.lastSentAt + limits.resendCooldownSeconds * 1000
       if (state.lastSentAt > 0 && move.now < cooldownEnds)

@@ -5,7 +5,8 @@
  * number sees where the shipment stands, but only at ZIP level: status, stop ZIPs with their
  * centres rounded to two decimals (about a kilometre), event types and times. The owner's key,
  * or the key of an account linked to the owner, sees the precise view: stop names and
- * addresses, stored coordinates, every event with its data, and the documents.
+ * addresses, stored coordinates, every event with its data, and the documents the documents
+ * lookup would list (without download links).
  *
  * A key sees the precise view only of shipments in its own world (a test key: test bookings;
  * a live key: live ones), like cancel; for the other world it gets the coarse view, as if it
@@ -19,6 +20,8 @@ import * as Schema from "effect/Schema"
 import { Abuse, Credentials } from "../access/index.js"
 import type { Principal, ClientIp } from "../access/index.js"
 import { parseId } from "./Cancel.js"
+import { type ContentType, type DocumentRecord, type OrderRecord, visible } from "./Document.js"
+import { DocumentStore } from "./DocumentStore.js"
 import type { DomainEvent } from "./Event.js"
 import { EventOutbox } from "./EventOutbox.js"
 import { Geo, type ZipLocation, abbreviation, formatInZone } from "../geo/index.js"
@@ -119,9 +122,35 @@ export interface PreciseView {
   /** The booking's `piece_details` rows, under their wire names. */
   readonly piece_details: ReadonlyArray<ReturnType<typeof pieceJson>>
   readonly events: ReadonlyArray<PreciseEvent>
-  /** Documents available for the order (none are produced yet; the list is always empty). */
-  readonly documents: ReadonlyArray<unknown>
+  /** The documents the documents lookup would list for the order (same rule), without download links. */
+  readonly documents: ReadonlyArray<TrackDocument>
 }
+
+/**
+ * A document the owner can download, as the documents lookup names it (interface 2.4) but
+ * without its `uri`: tracking takes its key in the query string, which gets logged, and a link
+ * is a bearer credential, so links are issued only by the documents lookup.
+ */
+export interface TrackDocument {
+  readonly type: string
+  /** One-based page within its batch, as a string like the documents lookup's. */
+  readonly page: string
+  /** The source identifier; a signature's holds the recipient name. */
+  readonly id: string
+  readonly content_type: ContentType
+}
+
+/** The order's documents a customer sees (`Document.visible`), shaped for the precise view. */
+export const trackDocuments = (
+  order: Pick<OrderRecord, "currentVersion">,
+  documents: ReadonlyArray<DocumentRecord>
+): ReadonlyArray<TrackDocument> =>
+  visible(order, documents).map((d) => ({
+    type: d.type,
+    page: String(d.page),
+    id: d.sourceId,
+    content_type: d.contentType
+  }))
 
 /** Two decimals: about 1.1 km of latitude, the precision of "the ZIP centre". */
 export const coarsen = (degrees: number): number => Math.round(degrees * 100) / 100
@@ -177,7 +206,7 @@ export const coarseView = (
 export const preciseView = (
   s: ShipmentRecord,
   events: ReadonlyArray<DomainEvent>,
-  documents: ReadonlyArray<unknown>
+  documents: ReadonlyArray<TrackDocument>
 ): PreciseView => ({
   track_no: s.trackNo,
   detail: "precise",
@@ -261,7 +290,14 @@ export const track = Effect.fn("Track.track")(function* (input: TrackInput) {
   const sameWorld = Option.isSome(principal) && shipment.livemode === (principal.value.key.mode === "live")
   const events = yield* Effect.flatMap(EventOutbox, (outbox) => outbox.listByShipment(shipment.trackNo))
 
-  if (readable && sameWorld) return preciseView(shipment, events, []) as CoarseView | PreciseView
+  if (readable && sameWorld) {
+    const store = yield* DocumentStore
+    const order = yield* store.findOrder(shipment.trackNo)
+    const documents = Option.isSome(order)
+      ? trackDocuments(order.value, yield* store.listCurrent([shipment.trackNo]))
+      : []
+    return preciseView(shipment, events, documents) as CoarseView | PreciseView
+  }
   const geo = yield* Geo
   const places = new Map<string, ZipLocation>()
   for (const zip of new Set(shipment.stops.map((s) => s.zip))) {

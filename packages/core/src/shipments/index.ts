@@ -4,6 +4,7 @@
  * The only door into `shipments/`: other capability folders and the package entry import from here.
  */
 export * as Shipment from "./Shipment.js"
+export * as Document from "./Document.js"
 export * as Event from "./Event.js"
 export * as Lifecycle from "./Lifecycle.js"
 export * as Operations from "./Operations.js"
@@ -14,3 +15,15 @@ export { EventOutbox } from "./EventOutbox.js"
 export { ShipmentNotFound } from "./Operations.js"
 export { type ChargeBreakdown, type LegRecord, type ShipmentRecord, type StopRecord } from "./Shipment.js"
 export { ShipmentStore } from "./ShipmentStore.js"
+export {
+  type ContentType,
+  type DocumentKind,
+  type DocumentRecord,
+  isImage,
+  type OrderRecord,
+  type Rotation,
+  ROTATIONS,
+  sniffContentType,
+  visible
+} from "./Document.js"
+export { DocumentStore, type LookupField } from "./DocumentStore.js"

@@ -60,10 +60,10 @@ const rejection = (e: Provisioning.ProvisioningRejected): Reply => {
         ...noStore,
         ...retry
       })
+    case "already-verified":
+      return failure(409, "The e-mail address is already verified.", noStore)
     case "resend-limit":
-      return e.retryAfterSeconds === undefined
-        ? failure(409, "The e-mail address is already verified.", noStore)
-        : failure(429, "Too many verification e-mails for this registration today.", { ...noStore, ...retry })
+      return failure(429, "Too many verification e-mails for this registration today.", { ...noStore, ...retry })
     case "validation-key-invalid":
       return failure(
         401,
@@ -77,14 +77,20 @@ const rejection = (e: Provisioning.ProvisioningRejected): Reply => {
   }
 }
 
+/** What a per-address or per-domain limit refused; a resend registers nothing, so it says e-mails. */
+const rateLimitMessage = {
+  registration: "Too many registrations. Retry after Retry-After seconds.",
+  "verification-email": "Too many verification e-mails from this client address. Retry after Retry-After seconds."
+} as const
+
 const errors = {
   ProvisioningDisabled: () => Effect.succeed(failure(404, "Not found.")),
   ProvisioningInvalid: (e: { readonly message: string }) => Effect.succeed(failure(400, e.message, noStore)),
   RegistrationNotFound: () => Effect.succeed(failure(400, "No pending registration matches the idx given.", noStore)),
   ProvisioningRejected: (e: Provisioning.ProvisioningRejected) => Effect.succeed(rejection(e)),
-  ProvisioningRateLimited: (e: { readonly retryAfterSeconds: number }) =>
+  ProvisioningRateLimited: (e: Provisioning.ProvisioningRateLimited) =>
     Effect.succeed(
-      failure(429, "Too many registrations. Retry after Retry-After seconds.", {
+      failure(429, rateLimitMessage[e.refused], {
         ...noStore,
         "retry-after": String(e.retryAfterSeconds)
       })

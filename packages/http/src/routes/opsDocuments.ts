@@ -82,7 +82,7 @@ export const opsOrderRoute: Route = {
           batch: batch.right,
           sourceId: q.get("id") ?? undefined
         })
-        return success(Documents.viewDocument(document, !document.hidden), 201)
+        return success(yield* Documents.viewForOperator(document), 201)
       }
       if (sub === "signature") {
         const bytes = yield* file(ctx)
@@ -90,7 +90,7 @@ export const opsOrderRoute: Route = {
         const at = capturedAt === null ? undefined : Date.parse(capturedAt)
         if (at !== undefined && Number.isNaN(at)) return failure(400, "captured_at must be an ISO 8601 time.")
         const document = yield* Documents.addSignature({ trackNo, name: q.get("name") ?? "", bytes, capturedAt: at })
-        return success(Documents.viewDocument(document, true), 201)
+        return success(yield* Documents.viewForOperator(document), 201)
       }
       if (sub === "new-version") {
         const version = yield* Documents.newOrderVersion(trackNo)
@@ -127,11 +127,11 @@ export const opsDocumentRoute: Route = {
     const program = Effect.gen(function* () {
       if (action === "hide" || action === "unhide" || action === "remove") {
         const d = yield* Documents.setVisibility(id, action)
-        return success(Documents.viewDocument(d, !d.hidden && !d.removed))
+        return success(yield* Documents.viewForOperator(d))
       }
       if (action === "replace") {
         const d = yield* Documents.replaceDocument(id, yield* file(ctx))
-        return success(Documents.viewDocument(d, !d.hidden))
+        return success(yield* Documents.viewForOperator(d))
       }
       return failure(404, "Unknown document action; one of: hide, unhide, remove, replace.")
     })
