@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Option from "effect/Option"
 import { Abuse, Accounts, ClientIp, Documents, IpBlocks, Operations, Provisioning, Webhooks } from "@waybill/core"
+import { OperatorViews } from "@waybill/http"
 import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
 import { sampleShipment } from "./sample.js"
 import { allowList, attemptView, deliveryView, endpointView, type WebhookHostOptions } from "./webhooks.js"
@@ -409,7 +410,7 @@ const ACTIONS = new Set<string>(Operations.ActionName.literals)
 const optionalLines = (pairs: ReadonlyArray<readonly [string, string]>): Array<string> =>
   pairs.filter(([, value]) => value !== "").map(([label, value]) => `${label}: ${value}`)
 
-const shipmentView = (v: ReturnType<typeof Operations.view>): string =>
+const shipmentView = (v: ReturnType<typeof OperatorViews.shipment>): string =>
   [
     `${v.track_no}  ${v.state}${v.driver_id === null ? "" : `  driver ${v.driver_id}`}  ${v.livemode ? "live" : "test"}  v${v.version}`,
     `${v.service_type} by ${v.vehicle_type}, ${v.pieces} pcs, ${v.weight} lb, $${v.charge.total.toFixed(2)}`,
@@ -487,7 +488,8 @@ commands["shipment"] = async () => {
   const sub = positionals[1]
   const trackNo = need(positionals[2], "TRACK_NO")
   if (sub === "show") {
-    const v = await withCore(Operations.show(trackNo))
+    const shown = await withCore(Operations.show(trackNo))
+    const v = OperatorViews.shipment(shown.shipment, shown.events)
     out(shipmentView(v), v)
     return
   }
@@ -497,7 +499,7 @@ commands["shipment"] = async () => {
     if (!/^\d{1,3}$/.test(values.stop)) throw new UsageError("--stop must be a stop number (0 is the pickup)")
     stop = Number(values.stop)
   }
-  const v = await withCore(
+  const done = await withCore(
     Operations.perform(trackNo, {
       action: sub as Operations.ActionName,
       driverId: values.driver,
@@ -505,6 +507,7 @@ commands["shipment"] = async () => {
       reason: values.reason
     })
   )
+  const v = OperatorViews.shipment(done.shipment, done.events)
   out(shipmentView(v), v)
 }
 

@@ -155,12 +155,12 @@ describe("embedding Waybill in a team's node:http server (docs/embedding.md)", (
     const trackNo = booked.shipments[0]!.track_no
 
     const assigned = await run(Operations.perform(trackNo, { action: "assign", driverId: "drv-7" }))
-    // assigned.state === "assigned"; assigned.events lists shipment.booked, then shipment.assigned
+    // assigned.shipment.state === "assigned"; assigned.events: shipment.booked, then shipment.assigned
     // #endregion programs
     expect(created.account.customerNo).toMatch(/^[1-9]\d{6}$/)
     expect(booked.shipments_with_errors).toBe(0)
-    expect(assigned.state).toBe("assigned")
-    expect(assigned.driver_id).toBe("drv-7")
+    expect(assigned.shipment.state).toBe("assigned")
+    expect(assigned.shipment.driverId).toBe("drv-7")
     expect(assigned.events.map((e) => [e.type, e.sequence])).toEqual([
       ["shipment.booked", 1],
       ["shipment.assigned", 2]

@@ -143,6 +143,6 @@ describe("/ops/v1 operator API", () => {
     await t.run(Operations.assign(third, "d"))
     await t.run(Operations.pickUp(third))
     await t.run(Operations.completeStop(third, 1))
-    expect((await t.run(Operations.show(third))).state).toBe("delivered")
+    expect((await t.run(Operations.show(third))).shipment.state).toBe("delivered")
   })
 })

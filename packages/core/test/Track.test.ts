@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
 import type { DomainEvent, EventType } from "../src/shipments/Event.js"
 import type { ZipLocation } from "../src/geo/Geo.js"
-import * as Operations from "../src/shipments/Operations.js"
 import type { ShipmentRecord, StopRecord } from "../src/shipments/Shipment.js"
 import * as Track from "../src/shipments/Track.js"
 
@@ -304,30 +303,6 @@ describe("every field the booking API accepts is shown back", () => {
     ...[0, 1, 2].flatMap((seq) => stopFields.map((f) => marked(`stop${seq}.${f}`))),
     ...[0, 1].flatMap((seq) => pieceFields.map((f) => marked(`piece${seq}.${f}`)))
   ]
-
-  it("in the operator view (ops API and CLI), with the flags, times and jsonstrn", () => {
-    const v = Operations.view(record, [])
-    const json = JSON.stringify(v)
-    for (const m of [...expected, marked("jsonstrn")]) expect(json, m).toContain(JSON.stringify(m).slice(1, -1))
-    expect([v.signature_required, v.liftgate_required]).toEqual([true, true])
-    expect(v.requested_delivery.utc).toBe(new Date(NOW).toISOString())
-    expect(v.ready.utc).toBe(new Date(NOW).toISOString())
-    expect(v.stops[1]).toMatchObject({
-      contact_name: "<stop1.contactName>",
-      phone_no: "<stop1.phone>",
-      stop_note: "<stop1.note>"
-    })
-    expect(v.piece_details[1]).toEqual({
-      piece_no: "<piece1.pieceNo>",
-      piece_weight: "<piece1.weight>",
-      length: "<piece1.length>",
-      width: "<piece1.width>",
-      height: "<piece1.height>",
-      pc: "<piece1.pc>",
-      id: "<piece1.sourceId>",
-      description: "<piece1.description>"
-    })
-  })
 
   it("in the owner's precise tracking view, and none of it in the coarse view", () => {
     const precise = JSON.stringify(Track.preciseView(record, [], []))

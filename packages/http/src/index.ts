@@ -19,3 +19,4 @@ export {
 } from "./Handler.js"
 export { type Reply, type ReplyHeaders, toResponse, type WaybillRequest } from "./Raw.js"
 export { safeUrlForLog } from "./internal/redact.js"
+export * as OperatorViews from "./views/OperatorViews.js"

@@ -20,8 +20,7 @@ import type { Entropy } from "../shared/index.js"
 import type { DomainEvent } from "./Event.js"
 import { EventOutbox } from "./EventOutbox.js"
 import * as Lifecycle from "./Lifecycle.js"
-import { abbreviation, formatInZone } from "../geo/index.js"
-import { pieceJson, type ShipmentRecord } from "./Shipment.js"
+import type { ShipmentRecord } from "./Shipment.js"
 import { ShipmentStore } from "./ShipmentStore.js"
 import { Transactor, Ulid } from "../shared/index.js"
 
@@ -102,72 +101,17 @@ export const nextStop = (shipment: Pick<ShipmentRecord, "stops">): number => {
   return open?.seq ?? shipment.stops.length - 1
 }
 
-/** A shipment with its events, shaped for operators (snake_case JSON, local times with zone). */
-export const view = (s: ShipmentRecord, events: ReadonlyArray<DomainEvent>) => {
-  const local = (ms: number, tz: string) => ({
-    local: formatInZone(ms, tz),
-    tz: abbreviation(ms, tz),
-    utc: new Date(ms).toISOString()
-  })
-  const destTz = s.stops[s.stops.length - 1]!.timeZone
-  return {
-    track_no: s.trackNo,
-    customer_no: s.customerNo,
-    livemode: s.livemode,
-    state: s.state,
-    version: s.version,
-    driver_id: s.driverId,
-    service_type: s.serviceType,
-    vehicle_type: s.vehicleType,
-    pieces: s.pieces,
-    weight: s.weightLb,
-    billing_reference: s.billingReference,
-    jsonstrn: s.jsonstrn,
-    contact: s.contact,
-    phone: s.phone,
-    email: s.email,
-    signature_required: s.signatureRequired,
-    liftgate_required: s.liftgateRequired,
-    pickup_instructions: s.pickupInstructions,
-    deliver_instructions: s.deliverInstructions,
-    ready: local(s.readyAt, s.stops[0]!.timeZone),
-    requested_delivery: local(s.requestedDeliveryAt, destTz),
-    estimated_delivery: local(s.estimatedDeliveryAt, destTz),
-    guaranteed_delivery: local(s.guaranteedDeliveryAt, destTz),
-    charge: s.charge,
-    allowed_commands: Lifecycle.allowedCommands(s),
-    stops: s.stops.map((stop) => ({
-      seq: stop.seq,
-      role: stop.role,
-      stop_id: stop.externalId,
-      name: stop.name,
-      address: stop.address,
-      city: stop.city,
-      state: stop.state,
-      zip: stop.zip,
-      contact_name: stop.contactName,
-      phone_no: stop.phone,
-      stop_note: stop.note,
-      status: stop.status,
-      eta: local(stop.etaAt, stop.timeZone)
-    })),
-    legs: s.legs.map((l) => ({ from: l.fromStop, to: l.toStop, miles: l.miles })),
-    piece_details: s.pieceDetails.map(pieceJson),
-    events: events.map((e) => ({
-      id: e.id,
-      type: e.type,
-      sequence: e.sequence,
-      occurred_at: new Date(e.occurredAt).toISOString(),
-      data: e.data
-    }))
-  }
+/** A stored shipment and its events, newest last: what operators read and act on. */
+export interface ShipmentWithEvents {
+  readonly shipment: ShipmentRecord
+  readonly events: ReadonlyArray<DomainEvent>
 }
 
 /** A shipment and its events, for `show`. */
 export const show = Effect.fn("Operations.show")(function* (trackNo: string) {
   const shipment = yield* load(trackNo)
   const events = yield* Effect.flatMap(EventOutbox, (o) => o.listByShipment(trackNo))
-  return view(shipment, events)
+  return { shipment, events } satisfies ShipmentWithEvents
 })
 
 export type OperationsRequirements = ShipmentStore | EventOutbox | Transactor | Entropy
@@ -244,7 +188,7 @@ export const perform = Effect.fn("Operations.perform")(function* (trackNo: strin
   if (Either.isLeft(transition)) return yield* transition.left
   const committed = yield* commit(shipment, transition.right)
   const events = yield* Effect.flatMap(EventOutbox, (o) => o.listByShipment(trackNo))
-  return view(committed.shipment, events)
+  return { shipment: committed.shipment, events } satisfies ShipmentWithEvents
 })
 
 /** Gives a booked (or assigned, before pickup) shipment to a driver. */

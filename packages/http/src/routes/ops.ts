@@ -16,6 +16,7 @@ import { storageErrors } from "../internal/errors.js"
 import { failure, json, success } from "../internal/respond.js"
 import type { Reply } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
+import * as OperatorViews from "../views/OperatorViews.js"
 
 const OpsBody = Schema.Struct({
   driver_id: Schema.optional(Schema.String),
@@ -56,7 +57,7 @@ export const opsShowRoute: Route = {
     guard(ctx) !== undefined
       ? Effect.succeed(guard(ctx)!)
       : Operations.show(ctx.params[0]!).pipe(
-          Effect.map((v) => success(v)),
+          Effect.map((r) => success(OperatorViews.shipment(r.shipment, r.events))),
           Effect.catchTags(notFound)
         )
 }
@@ -82,13 +83,13 @@ export const opsActionRoute: Route = {
       const body = Schema.decodeUnknownEither(OpsBody)(raw)
       if (body._tag === "Left")
         return failure(400, 'The body must be {"driver_id"?: string, "stop"?: integer >= 0, "reason"?: string}.')
-      const view = yield* Operations.perform(ctx.params[0]!, {
+      const done = yield* Operations.perform(ctx.params[0]!, {
         action: action.value,
         driverId: body.right.driver_id,
         stop: body.right.stop,
         reason: body.right.reason
       })
-      return success(view)
+      return success(OperatorViews.shipment(done.shipment, done.events))
     }).pipe(Effect.catchTags(actionErrors))
   }
 }
