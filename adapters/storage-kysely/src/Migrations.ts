@@ -12,6 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import { StorageError } from "./internal/core.js"
+import type { StorageEngine } from "./Engine.js"
 import { provisioningMigration } from "./ProvisioningStoreKysely.js"
 import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from "kysely"
 
@@ -443,16 +444,18 @@ const migrator = async (db: Kysely<any>): Promise<Migrator> => {
 /**
  * Brings the database to the latest schema, for hosts without Effect at their entry point
  * (a CLI, a deploy hook). Rejects with the migration's own error; applying is idempotent.
+ * Runs through the engine's own Kysely (`engine.kysely`), so on SQLite it waits for any open
+ * batch to commit and holds the connection while it runs.
  */
-export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationResultSet> => {
-  const result = await (await migrator(db)).migrateToLatest()
+export const migrateToLatest = async (engine: StorageEngine): Promise<MigrationResultSet> => {
+  const result = await (await migrator(engine.kysely)).migrateToLatest()
   if (result.error !== undefined) throw result.error
   return result
 }
 
 /** {@link migrateToLatest} as an Effect: run it before providing `StorageKysely.layer`. */
-export const migrate = (db: Kysely<any>): Effect.Effect<void, StorageError> =>
+export const migrate = (engine: StorageEngine): Effect.Effect<void, StorageError> =>
   Effect.tryPromise({
-    try: () => migrateToLatest(db),
+    try: () => migrateToLatest(engine),
     catch: (cause) => new StorageError({ operation: "migrate", cause })
   }).pipe(Effect.asVoid)

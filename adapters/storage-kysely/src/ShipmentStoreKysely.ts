@@ -12,18 +12,18 @@ import { type ShipmentStoreShape, VersionConflict } from "./internal/core.js"
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
-  const { compileInsert, execute, executeUnique, query, withSnapshot, withTransaction } = conn
+  const { compileInsert, execute, executeUnique, first, rows, write, withSnapshot, withTransaction } = conn
 
   const children = (trackNo: string) =>
     Effect.all([
-      query("stops.select", (c) =>
-        c.selectFrom("waybill_stops").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
+      rows("stops.select", (c) =>
+        c.selectFrom("waybill_stops").selectAll().where("track_no", "=", trackNo).orderBy("seq")
       ),
-      query("legs.select", (c) =>
-        c.selectFrom("waybill_legs").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
+      rows("legs.select", (c) =>
+        c.selectFrom("waybill_legs").selectAll().where("track_no", "=", trackNo).orderBy("seq")
       ),
-      query("pieces.select", (c) =>
-        c.selectFrom("waybill_pieces").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
+      rows("pieces.select", (c) =>
+        c.selectFrom("waybill_pieces").selectAll().where("track_no", "=", trackNo).orderBy("seq")
       )
     ]).pipe(
       Effect.map(([stops, legs, pieces]) => ({
@@ -64,8 +64,8 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
     findByTrackNo: (trackNo) =>
       withSnapshot(
         Effect.gen(function* () {
-          const row = yield* query("shipments.select", (c) =>
-            c.selectFrom("waybill_shipments").selectAll().where("track_no", "=", trackNo).executeTakeFirst()
+          const row = yield* first("shipments.select", (c) =>
+            c.selectFrom("waybill_shipments").selectAll().where("track_no", "=", trackNo)
           )
           if (row === undefined) return Option.none()
           const { legs, pieces, stops } = yield* children(trackNo)
@@ -78,7 +78,7 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
         Effect.gen(function* () {
           // The version guard and the write are one statement: whichever writer's UPDATE runs
           // second matches no row (PostgreSQL re-checks the WHERE after the first commits).
-          const row = yield* query("shipments.update", (c) =>
+          const row = yield* first("shipments.update", (c) =>
             c
               .updateTable("waybill_shipments")
               .set({
@@ -90,20 +90,18 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
               .where("track_no", "=", change.trackNo)
               .where("version", "=", change.expectedVersion)
               .returningAll()
-              .executeTakeFirst()
           )
           if (row === undefined) return yield* new VersionConflict({ trackNo: change.trackNo })
           if (change.stops.length > 0) {
             // One statement for all changed stops; the last status given for a seq wins.
             const statuses = new Map(change.stops.map((s) => [s.seq, s.status] as const))
             const whens = [...statuses].map(([seq, status]) => sql`when ${seq} then ${status}`)
-            yield* query("stops.update", (c) =>
+            yield* write("stops.update", (c) =>
               c
                 .updateTable("waybill_stops")
                 .set({ status: sql<string>`case seq ${sql.join(whens, sql` `)} else status end` })
                 .where("track_no", "=", change.trackNo)
                 .where("seq", "in", [...statuses.keys()])
-                .execute()
             )
           }
           const { legs, pieces, stops } = yield* children(change.trackNo)

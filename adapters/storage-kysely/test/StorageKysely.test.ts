@@ -5,30 +5,35 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { AccountStore, DocumentStore, EventOutbox, ShipmentStore, Transactor } from "@waybill/core"
 import { Fixtures } from "@waybill/testkit"
-import { type CompiledQuery, Kysely, type KyselyPlugin, sql, SqliteDialect } from "kysely"
-import { Migrations, migrate, migrateToLatest, StorageKysely, Tables } from "../src/index.js"
+import { sql } from "kysely"
+import {
+  Migrations,
+  migrate,
+  migrateToLatest,
+  type Run,
+  sqliteEngine,
+  type StorageEngine,
+  StorageKysely,
+  Tables
+} from "../src/index.js"
 import { isUniqueViolation } from "../src/internal/errors.js"
-import { storageLayer, describeSqliteOnly, type Target, targets } from "./dialects.js"
+import { storageLayer, describeSqliteOnly, recording, type Sent, type Target, targets } from "./dialects.js"
 
-/** A raw in-memory SQLite database (for the SQLite-only query plan test) with a Kysely over it that records every query it runs. */
+/** A raw in-memory SQLite database (for the SQLite-only query plan test) with an engine that records every statement it sends. */
 const recordingSqlite = Effect.acquireRelease(
   Effect.sync(() => {
     const sqlite = new Database(":memory:")
-    const queries: Array<CompiledQuery> = []
-    const db = new Kysely<any>({
-      dialect: new SqliteDialect({ database: sqlite }),
-      log: (event) => {
-        if (event.level === "query") queries.push(event.query)
-      }
-    })
+    const queries: Array<Sent> = []
+    const db = sqliteEngine(sqlite, { onStatement: (sql, parameters) => queries.push({ sql, parameters }) })
     return { sqlite, db, queries }
   }),
-  ({ db }) => Effect.promise(() => db.destroy())
+  ({ db }) => Effect.promise(() => db.close())
 )
 
 /** The tables of `db` (on PostgreSQL: of its own schema only, the server has other tests' too). */
-const tablesOf = (target: Target, db: Kysely<any>) =>
+const tablesOf = (target: Target, engine: StorageEngine) =>
   Effect.promise(async () => {
+    const db = engine.kysely
     const schema =
       target.dialect === "postgres"
         ? (await sql<{ readonly s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
@@ -40,10 +45,7 @@ const tablesOf = (target: Target, db: Kysely<any>) =>
       .sort()
   })
 
-/** Targets whose statements all go through Kysely, so its `log` sees every one. */
-const kyselyTargets = targets.filter((t) => !t.synchronous)
-
-for (const target of kyselyTargets) {
+for (const target of targets) {
   describe(`migrations: ${target.name}`, () => {
     it.scoped("create the waybill_ tables and their own waybill_ bookkeeping, idempotently", () =>
       Effect.gen(function* () {
@@ -83,7 +85,7 @@ describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQL
       const { db, queries, sqlite } = yield* recordingSqlite
       yield* migrate(db)
       const { accounts, outbox } = yield* StorageKysely.make(db)
-      const plan = (q: CompiledQuery) =>
+      const plan = (q: Sent) =>
         sqlite
           .prepare(`explain query plan ${q.sql}`)
           .all(...(q.parameters as Array<unknown>))
@@ -102,29 +104,28 @@ describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQL
   )
 })
 
-for (const target of kyselyTargets) {
+for (const target of targets) {
   describe(`StorageKysely: ${target.name}`, () => {
     it.scoped("insert writes one statement per table inside one transaction", () =>
       Effect.gen(function* () {
-        const queries: Array<CompiledQuery> = []
-        const db = yield* target.open({
-          log: (event) => {
-            if (event.level === "query") queries.push(event.query)
-          }
-        })
+        const { all, db } = yield* recording(target)
         yield* migrate(db)
         const { shipments } = yield* StorageKysely.make(db)
         const s = Fixtures.shipment()
-        queries.length = 0
+        all.length = 0
         yield* shipments.insert(s)
-        expect(queries.map((q) => q.sql.split(" ").slice(0, 3).join(" "))).toEqual([
-          "begin",
+        const inserts = [
           'insert into "waybill_shipments"',
           'insert into "waybill_stops"',
           'insert into "waybill_legs"',
-          'insert into "waybill_pieces"',
-          "commit"
-        ])
+          'insert into "waybill_pieces"'
+        ]
+        expect(all.map((q) => q.sql.split(" ").slice(0, 3).join(" "))).toEqual(
+          target.dialect === "sqlite"
+            ? // A unit of the SQLite batch: under its own savepoint, answered after the COMMIT.
+              ["begin immediate", "savepoint waybill_unit", ...inserts, "release waybill_unit", "commit"]
+            : ["begin", ...inserts, "commit"]
+        )
         expect(Option.getOrThrow(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
       })
     )
@@ -194,26 +195,17 @@ for (const target of kyselyTargets) {
         const writer = yield* StorageKysely.make(db)
         const s = Fixtures.shipment()
         yield* writer.shipments.insert(s)
-        // The reader's Kysely (same database, same pool) runs an update of the shipment and its
-        // stops, from another connection, right after the reader has fetched the shipment row
-        // and before it reads the stops. SQLite's single connection cannot run it meanwhile (it
-        // waits for the read to end), hence the bounded wait.
+        // The reader's engine (same database, same pool) runs an update of the shipment and its
+        // stops, from another fiber, right after the reader has fetched the shipment row and
+        // before it reads the stops. On SQLite the update waits for the reader's unit (one
+        // connection), hence the bounded wait.
         let armed = true
         const pending: Array<Promise<unknown>> = []
-        const shipmentSelects = new Set<unknown>()
-        const interleave: KyselyPlugin = {
-          transformQuery: ({ node, queryId }) => {
-            if (
-              node.kind === "SelectQueryNode" &&
-              JSON.stringify(node.from).includes('"waybill_shipments"') &&
-              !JSON.stringify(node.from).includes('"waybill_stops"')
-            ) {
-              shipmentSelects.add(queryId)
-            }
-            return node
-          },
-          transformResult: async ({ queryId, result }) => {
-            if (armed && shipmentSelects.has(queryId)) {
+        const interleaved =
+          (run: Run): Run =>
+          (text, parameters, onError) =>
+            Effect.tap(run(text, parameters, onError), () => {
+              if (!armed || !/^select .* from "waybill_shipments"/.test(text)) return Effect.void
               armed = false
               const write = Effect.runPromise(
                 writer.shipments.update({
@@ -226,12 +218,14 @@ for (const target of kyselyTargets) {
                 })
               )
               pending.push(write)
-              await Promise.race([write, new Promise((resolve) => setTimeout(resolve, 100))])
-            }
-            return result
-          }
+              return Effect.promise(() => Promise.race([write, new Promise((resolve) => setTimeout(resolve, 100))]))
+            })
+        const readerEngine: StorageEngine = {
+          ...db,
+          run: interleaved(db.run),
+          transaction: (snapshot, body) => db.transaction(snapshot, (run) => body(interleaved(run)))
         }
-        const reader = yield* StorageKysely.make(db.withPlugin(interleave))
+        const reader = yield* StorageKysely.make(readerEngine)
         const read = Option.getOrThrow(yield* reader.shipments.findByTrackNo(s.trackNo))
         yield* Effect.promise(() => Promise.all(pending))
         expect(armed).toBe(false)

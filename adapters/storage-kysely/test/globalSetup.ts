@@ -51,7 +51,8 @@ export default async function setup(project: TestProject): Promise<void> {
   const explicit = process.env["WAYBILL_TEST_DIALECTS"]
   let dialects: ReadonlyArray<string>
   if (explicit !== undefined || onCi()) {
-    const why = explicit !== undefined ? "WAYBILL_TEST_DIALECTS names postgres" : "CI is set (CI runs require PostgreSQL)"
+    const why =
+      explicit !== undefined ? "WAYBILL_TEST_DIALECTS names postgres" : "CI is set (CI runs require PostgreSQL)"
     dialects = (explicit ?? "sqlite,postgres")
       .split(",")
       .map((d) => d.trim())

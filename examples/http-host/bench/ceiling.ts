@@ -21,7 +21,7 @@ import { createHmac, randomBytes, randomInt } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
-import { migrate, sqliteKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { migrate, sqliteEngine } from "@waybill/storage-kysely"
 import { REQUIRED_FIELDS } from "./floor.js"
 import {
   bookingBody,
@@ -91,7 +91,7 @@ const eventId = (now: number): string => `evt_${now.toString(32).padStart(10, "0
 export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
   const sqlite = new Database(dbFile)
   for (const p of PRAGMAS) sqlite.pragma(p)
-  await Effect.runPromise(migrate(sqliteKysely<WaybillDatabase>(sqlite)))
+  await Effect.runPromise(migrate(sqliteEngine(sqlite)))
   const pragmas: Record<string, string> = {}
   for (const name of PRAGMA_NAMES) pragmas[name] = pragmaValue(sqlite.pragma(name) as ReadonlyArray<unknown>)
 

@@ -54,7 +54,7 @@ describe("pnpm waybill (CLI)", () => {
       Booking.createShipments({
         body: { data: { shipments: [shipment()] } },
         authorization: `Bearer ${created.out.live_key}`
-      }).pipe(Effect.provide(waybillLayer(database.db, { dbFile: db })))
+      }).pipe(Effect.provide(waybillLayer(database.engine, { dbFile: db })))
     )
     await database.close()
     const trackNo = booked.shipments[0]!.track_no

@@ -7,15 +7,15 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { Fixtures } from "@waybill/testkit"
-import { type Kysely, sql } from "kysely"
-import { migrate, registeredSqlite, sqliteKysely, StorageKysely } from "../src/index.js"
+import { sql } from "kysely"
+import { migrate, sqliteEngine, type StorageEngine, StorageKysely } from "../src/index.js"
 import { makeConnection } from "../src/internal/connection.js"
 import { describeSqliteOnly } from "./dialects.js"
 
-/** The synchronous path exists only over a better-sqlite3 handle. */
-const WHY = "the synchronous path runs on a better-sqlite3 handle"
+/** The SQLite engine runs on a better-sqlite3 handle. */
+const WHY = "the SQLite engine runs on a better-sqlite3 handle"
 
-/** A migrated WAL file registered for the synchronous path, removed with the scope. */
+/** A migrated WAL file with its engine, removed with the scope. */
 const syncDatabase = Effect.gen(function* () {
   const dir = yield* Effect.acquireRelease(
     Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-sync-"))),
@@ -25,9 +25,9 @@ const syncDatabase = Effect.gen(function* () {
     Effect.sync(() => {
       const sqlite = new Database(path.join(dir, "waybill.db"))
       sqlite.pragma("journal_mode = WAL")
-      return sqliteKysely<any>(sqlite)
+      return sqliteEngine(sqlite)
     }),
-    (d) => Effect.promise(() => d.destroy())
+    (d) => Effect.promise(() => d.close())
   )
   yield* migrate(db)
   return db
@@ -38,19 +38,24 @@ const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) =
 
 const account = (customerNo: string) => Fixtures.account({ customerNo })
 
-const countAccounts = (db: Kysely<any>) =>
+const countAccounts = (db: StorageEngine) =>
   Effect.promise(() =>
-    db
+    db.kysely
       .selectFrom("waybill_accounts")
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .executeTakeFirstOrThrow()
   ).pipe(Effect.map((r) => Number(r.n)))
 
-describeSqliteOnly("sqliteKysely", WHY, () => {
-  it.scoped("registers the handle behind the Kysely it makes", () =>
-    Effect.gen(function* () {
-      const db = yield* syncDatabase
-      expect(registeredSqlite(db)).toBeDefined()
+describeSqliteOnly("sqliteEngine", WHY, () => {
+  it.scoped("is one engine per handle (every layer over it shares the lock and the batch)", () =>
+    Effect.sync(() => {
+      const handle = new Database(":memory:")
+      try {
+        expect(sqliteEngine(handle)).toBe(sqliteEngine(handle))
+        expect(sqliteEngine(new Database(":memory:"))).not.toBe(sqliteEngine(handle))
+      } finally {
+        handle.close()
+      }
     })
   )
 })
@@ -128,7 +133,7 @@ describeSqliteOnly("Connection.prepare", WHY, () => {
   )
 })
 
-describeSqliteOnly("transactions on the synchronous path", WHY, () => {
+describeSqliteOnly("transactions on the SQLite engine", WHY, () => {
   it.scoped("another fiber's statements wait for an open transaction and never land in it", () =>
     Effect.gen(function* () {
       const db = yield* syncDatabase
@@ -146,7 +151,7 @@ describeSqliteOnly("transactions on the synchronous path", WHY, () => {
         )
         .pipe(Effect.flip, Effect.fork)
       yield* pause(5)
-      // Sent while the transaction is open: a synchronous statement, a Kysely-built query, and a
+      // Sent while the transaction is open: a prepared statement, a query compiled per call, and a
       // write in its own transaction.
       const others = yield* Effect.all(
         [
@@ -201,10 +206,8 @@ describeSqliteOnly("transactions on the synchronous path", WHY, () => {
         .pipe(Effect.flip)
       expect(failed).toBe("x")
       expect(yield* countAccounts(db)).toBe(1)
-      // The handle is out of any transaction and usable.
-      const sqlite = registeredSqlite(db) as unknown as { readonly inTransaction: boolean }
-      expect(sqlite.inTransaction).toBe(false)
-      yield* Effect.promise(() => sql`select 1`.execute(db))
+      // The batch committed: nothing is pending, and the database is usable through Kysely too.
+      yield* Effect.promise(() => sql`select 1`.execute(db.kysely))
     })
   )
 
