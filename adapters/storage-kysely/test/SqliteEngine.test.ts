@@ -3,7 +3,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import Database from "better-sqlite3"
 import { expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { Fixtures } from "@waybill/testkit"
@@ -223,6 +225,109 @@ describeSqliteOnly("transactions on the SQLite engine", WHY, () => {
         .pipe(Effect.flip)
       expect(error._tag).toBe("DuplicateKey")
       expect(yield* countAccounts(db)).toBe(1)
+    })
+  )
+})
+
+describeSqliteOnly("group commit on the SQLite engine", WHY, () => {
+  /** A WAL file whose engine logs every statement it sends, with `tag` lines the test adds. */
+  const logged = Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-batch-"))),
+      (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+    )
+    const log: Array<string> = []
+    const sqlite = new Database(path.join(dir, "waybill.db"))
+    sqlite.pragma("journal_mode = WAL")
+    const engine = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        sqliteEngine(sqlite, { onStatement: (text, parameters) => log.push(`${text} ${parameters.join(",")}`) })
+      ),
+      (e) => Effect.promise(() => e.close())
+    )
+    yield* migrate(engine)
+    return { engine, log, sqlite }
+  })
+
+  it.scoped("commits concurrent transactions together, and answers each only after the COMMIT holding its writes", () =>
+    Effect.gen(function* () {
+      const { engine, log } = yield* logged
+      const { accounts, transactor } = yield* StorageKysely.make(engine)
+      log.length = 0
+      const n = 20
+      yield* Effect.all(
+        Array.from({ length: n }, (_, i) =>
+          transactor
+            .withTransaction(accounts.insertAccount(account(String(2000000 + i))))
+            .pipe(Effect.tap(() => Effect.sync(() => log.push(`answered ${2000000 + i}`))))
+        ),
+        { concurrency: "unbounded" }
+      )
+      const commits = log.filter((l) => l.startsWith("commit")).length
+      expect(commits).toBeGreaterThanOrEqual(1)
+      expect(commits).toBeLessThan(n) // batched: not one COMMIT per transaction
+      expect(log.filter((l) => l.startsWith("savepoint"))).toHaveLength(n)
+      for (let i = 0; i < n; i++) {
+        const no = String(2000000 + i)
+        const wrote = log.findIndex((l) => l.startsWith('insert into "waybill_accounts"') && l.includes(no))
+        const answered = log.indexOf(`answered ${no}`)
+        const commit = log.findIndex((l, at) => at > wrote && l.startsWith("commit"))
+        expect(wrote).toBeGreaterThanOrEqual(0)
+        expect(commit).toBeGreaterThan(wrote)
+        expect(answered).toBeGreaterThan(commit)
+      }
+      expect(yield* countAccounts(engine)).toBe(n)
+    })
+  )
+
+  it.scoped("a failing COMMIT fails every transaction of its batch, and none of their writes stays", () =>
+    Effect.gen(function* () {
+      const { engine, sqlite } = yield* logged
+      // A deferred foreign key is only checked at COMMIT: one unit's orphan row fails the batch's COMMIT.
+      sqlite.pragma("foreign_keys = ON")
+      sqlite.exec(`create table t_parent (id integer primary key);
+        create table t_child (id integer primary key, parent integer references t_parent(id) deferrable initially deferred)`)
+      const write = (text: string) =>
+        engine.transaction(false, (run) =>
+          Effect.zipRight(
+            Effect.yieldNow(),
+            run(text, [], (cause) => cause)
+          )
+        )
+      const exits = yield* Effect.all(
+        [
+          Effect.exit(write("insert into t_parent (id) values (1)")),
+          Effect.exit(write("insert into t_child (id, parent) values (1, 42)")),
+          Effect.exit(write("insert into t_parent (id) values (2)"))
+        ],
+        { concurrency: "unbounded" }
+      )
+      for (const exit of exits) {
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit)) {
+          expect(Cause.squash(exit.cause)).toMatchObject({ _tag: "StorageError", operation: "transaction.commit" })
+        }
+      }
+      expect(sqlite.prepare("select count(*) as n from t_parent").get()).toEqual({ n: 0 })
+      expect(sqlite.prepare("select count(*) as n from t_child").get()).toEqual({ n: 0 })
+      expect(sqlite.inTransaction).toBe(false)
+      // The next batch is unaffected.
+      yield* write("insert into t_parent (id) values (3)")
+      expect(sqlite.prepare("select count(*) as n from t_parent").get()).toEqual({ n: 1 })
+    })
+  )
+
+  it.scoped("a single write outside a transaction is answered after its COMMIT; a read is not held back", () =>
+    Effect.gen(function* () {
+      const { engine, log } = yield* logged
+      const { accounts } = yield* StorageKysely.make(engine)
+      log.length = 0
+      yield* accounts.insertAccount(account("3000001"))
+      log.push("answered")
+      expect(log.map((l) => l.split(" ")[0])).toEqual(["begin", "insert", "commit", "answered"])
+      log.length = 0
+      yield* accounts.findAccount("3000001")
+      expect(log.map((l) => l.split(" ")[0])).toEqual(["select"])
     })
   )
 })
