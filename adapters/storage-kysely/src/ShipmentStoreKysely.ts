@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import { sql } from "kysely"
 import type { Connection } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
-import { type ShipmentStoreShape, VersionConflict } from "./internal/core.js"
+import { type ShipmentStoreShape, StorageError, VersionConflict } from "./internal/core.js"
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
@@ -19,36 +19,33 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
       rows("stops.select", (c) =>
         c.selectFrom("waybill_stops").selectAll().where("track_no", "=", trackNo).orderBy("seq")
       ),
-      rows("legs.select", (c) =>
-        c.selectFrom("waybill_legs").selectAll().where("track_no", "=", trackNo).orderBy("seq")
-      ),
       rows("pieces.select", (c) =>
         c.selectFrom("waybill_pieces").selectAll().where("track_no", "=", trackNo).orderBy("seq")
       )
     ]).pipe(
-      Effect.map(([stops, legs, pieces]) => ({
+      Effect.map(([stops, pieces]) => ({
         stops: stops.map(Rows.toStop),
-        legs: legs.map(Rows.toLeg),
+        legs: Rows.toLegs(stops),
         pieces: pieces.map(Rows.toPiece)
       }))
     )
 
   const shipments: ShipmentStoreShape = {
-    // The booking hot path: one statement per table, in one transaction.
+    // The booking hot path: one statement per table, in one transaction (legs ride on the stop
+    // rows they arrive at).
     insert: (s) =>
       withTransaction(
         Effect.gen(function* () {
+          const stops = Rows.stopRows(s.trackNo, s.stops, s.legs)
+          if (typeof stops === "string") {
+            return yield* new StorageError({ operation: "shipments.insert", cause: new Error(stops) })
+          }
           yield* executeUnique(
             "shipments.insert",
             "track_no",
             compileInsert("waybill_shipments", [Rows.shipmentRow(s)])
           )
-          if (s.stops.length > 0) {
-            yield* execute("stops.insert", compileInsert("waybill_stops", s.stops.map(Rows.stopRow(s.trackNo))))
-          }
-          if (s.legs.length > 0) {
-            yield* execute("legs.insert", compileInsert("waybill_legs", s.legs.map(Rows.legRow(s.trackNo))))
-          }
+          if (stops.length > 0) yield* execute("stops.insert", compileInsert("waybill_stops", stops))
           if (s.pieceDetails.length > 0) {
             yield* execute(
               "pieces.insert",
