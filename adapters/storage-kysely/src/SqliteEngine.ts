@@ -194,8 +194,11 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
           }
         }
         let wrote = false
+        let active = true
         const run: Run = (sql, parameters, onError) => {
           try {
+            // A fiber forked inside the unit that outlives it must not write into another unit.
+            if (!active) throw new Error("the transaction this statement belongs to has ended")
             // Never let a statement of a unit run outside the batch's transaction.
             if (!handle.inTransaction) throw new Error("the transaction was rolled back by SQLite")
             const statement = prepare(sql)
@@ -206,6 +209,7 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
           }
         }
         return Effect.flatMap(Effect.exit(restore(body(run))), (exit): Effect.Effect<A, E | StorageError, R> => {
+          active = false
           let endFailure: { readonly cause: unknown } | undefined
           if (savepoint && handle.inTransaction) {
             try {

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import Database from "better-sqlite3"
 import { expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -314,6 +315,30 @@ describeSqliteOnly("group commit on the SQLite engine", WHY, () => {
       // The next batch is unaffected.
       yield* write("insert into t_parent (id) values (3)")
       expect(sqlite.prepare("select count(*) as n from t_parent").get()).toEqual({ n: 1 })
+    })
+  )
+
+  it.scoped("a fiber forked in a transaction that outlives it cannot write into a later one", () =>
+    Effect.gen(function* () {
+      const { engine } = yield* logged
+      const { accounts, transactor } = yield* StorageKysely.make(engine)
+      const go = yield* Deferred.make<void>()
+      const straggler = yield* transactor.withTransaction(
+        Effect.forkDaemon(Effect.zipRight(Deferred.await(go), accounts.insertAccount(account("4000001"))))
+      )
+      // Another transaction is running when the straggler writes.
+      const later = transactor.withTransaction(
+        Effect.gen(function* () {
+          yield* accounts.insertAccount(account("4000002"))
+          yield* Deferred.succeed(go, undefined)
+          yield* pause(20)
+        })
+      )
+      yield* later
+      const error = yield* Fiber.join(straggler).pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "StorageError", operation: "accounts.insert" })
+      expect(Option.isNone(yield* accounts.findAccount("4000001"))).toBe(true)
+      expect(Option.isSome(yield* accounts.findAccount("4000002"))).toBe(true)
     })
   )
 
