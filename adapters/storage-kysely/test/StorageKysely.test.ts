@@ -254,6 +254,23 @@ describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQL
       expect(plan(last('insert into "waybill_webhook_deliveries"'))).toContain("waybill_events_customer_idx")
     })
   )
+
+  it.scoped("the registration e-mail check uses the index on lower(email)", () =>
+    Effect.gen(function* () {
+      const { db, queries, sqlite } = yield* recordingSqlite
+      yield* migrate(db)
+      const { registrations } = yield* StorageKysely.make(db)
+      queries.length = 0
+      yield* registrations.emailHasCustomer("Someone@Example.com")
+      const q = queries.at(-1)!
+      const detail = sqlite
+        .prepare(`explain query plan ${q.sql}`)
+        .all(...(q.parameters as Array<unknown>))
+        .map((row) => (row as { readonly detail: string }).detail)
+        .join("\n")
+      expect(detail).toContain("USING INDEX waybill_registrations_email_lower_idx")
+    })
+  )
 })
 
 for (const target of targets) {
