@@ -89,10 +89,6 @@ export interface StorageEngine {
   readonly close: () => Promise<void>
 }
 
-/** True for a {@link StorageEngine} (as opposed to a plain Kysely). */
-export const isEngine = (value: unknown): value is StorageEngine =>
-  typeof value === "object" && value !== null && "transaction" in value && "reserve" in value && "kysely" in value
-
 /**
  * A Kysely dialect whose driver is `engine` (every statement Kysely runs goes through
  * {@link StorageEngine.reserve}), with `base`'s compiler, adapter and introspector.

@@ -10,7 +10,7 @@
  * const storage = StorageKysely.layer(engine)        // ShipmentStore | AccountStore | EventOutbox | Transactor | ...
  * ```
  */
-export { type EngineOptions, isEngine, type Reserved, type Result, type Run, type StorageEngine } from "./Engine.js"
+export { type EngineOptions, type Reserved, type Result, type Run, type StorageEngine } from "./Engine.js"
 export * as Migrations from "./Migrations.js"
 export { migrate, migrateToLatest } from "./Migrations.js"
 export { type PgClient, type PgPool, type PgResult, postgresEngine } from "./PostgresEngine.js"
