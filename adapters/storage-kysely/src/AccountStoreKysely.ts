@@ -12,7 +12,7 @@ import { type AccountStoreShape } from "./internal/core.js"
 
 /** `AccountStore` over Kysely: customers, key slots (hashes only) and account links. */
 export const makeAccountStore = (conn: Connection): AccountStoreShape => {
-  const { execute, prepare, query, queryUnique } = conn
+  const { execute, first, prepare, rows, write, writeUnique } = conn
   const keyWithAccountSql = prepare((c, p: { readonly hash: string }) =>
     c
       .selectFrom("waybill_api_keys as k")
@@ -31,20 +31,20 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
 
   const accounts: AccountStoreShape = {
     insertAccount: (account) =>
-      queryUnique("accounts.insert", "customer_no", (c) =>
-        c.insertInto("waybill_accounts").values(Rows.accountRow(account)).execute()
+      writeUnique("accounts.insert", "customer_no", (c) =>
+        c.insertInto("waybill_accounts").values(Rows.accountRow(account))
       ).pipe(Effect.asVoid),
 
     findAccount: (customerNo) =>
-      query("accounts.select", (c) =>
-        c.selectFrom("waybill_accounts").selectAll().where("customer_no", "=", customerNo).executeTakeFirst()
+      first("accounts.select", (c) =>
+        c.selectFrom("waybill_accounts").selectAll().where("customer_no", "=", customerNo)
       ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), Rows.toAccount))),
 
     // Writes every field but the key; a missing account changes nothing (callers look it up first).
     updateAccount: (account) => {
       const { customer_no, ...fields } = Rows.accountRow(account)
-      return query("accounts.update", (c) =>
-        c.updateTable("waybill_accounts").set(fields).where("customer_no", "=", customer_no).execute()
+      return write("accounts.update", (c) =>
+        c.updateTable("waybill_accounts").set(fields).where("customer_no", "=", customer_no)
       ).pipe(Effect.asVoid)
     },
 
@@ -60,12 +60,11 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
         hint: row.hint,
         updated_at: row.updated_at
       }
-      return queryUnique("api_keys.put", "key", (c) =>
+      return writeUnique("api_keys.put", "key", (c) =>
         c
           .insertInto("waybill_api_keys")
           .values(row)
           .onConflict((oc) => oc.columns(["customer_no", "mode"]).doUpdateSet(slot))
-          .execute()
       ).pipe(Effect.asVoid)
     },
 
@@ -74,13 +73,12 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
     findKeyByHash: (hash) =>
       hash === ""
         ? Effect.succeed(Option.none())
-        : query("api_keys.select-by-hash", (c) =>
+        : first("api_keys.select-by-hash", (c) =>
             c
               .selectFrom("waybill_api_keys")
               .selectAll()
               .where("hash", "=", hash)
               .where(sql.ref("hash"), "<>", sql.lit(""))
-              .executeTakeFirst()
           ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), Rows.toKey))),
 
     // Runs on every keyed request: a prepared statement (synchronous on SQLite).
@@ -104,46 +102,38 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
           ),
 
     findKey: (customerNo, mode) =>
-      query("api_keys.select", (c) =>
-        c
-          .selectFrom("waybill_api_keys")
-          .selectAll()
-          .where("customer_no", "=", customerNo)
-          .where("mode", "=", mode)
-          .executeTakeFirst()
+      first("api_keys.select", (c) =>
+        c.selectFrom("waybill_api_keys").selectAll().where("customer_no", "=", customerNo).where("mode", "=", mode)
       ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), Rows.toKey))),
 
     listKeys: (customerNo) =>
-      query("api_keys.list", (c) =>
-        c.selectFrom("waybill_api_keys").selectAll().where("customer_no", "=", customerNo).orderBy("mode").execute()
+      rows("api_keys.list", (c) =>
+        c.selectFrom("waybill_api_keys").selectAll().where("customer_no", "=", customerNo).orderBy("mode")
       ).pipe(Effect.map((rows) => rows.map(Rows.toKey))),
 
     linkAccount: (parent, child) =>
-      query("account_links.insert", (c) =>
+      write("account_links.insert", (c) =>
         c
           .insertInto("waybill_account_links")
           .values({ parent_customer_no: parent, child_customer_no: child })
           .onConflict((oc) => oc.columns(["parent_customer_no", "child_customer_no"]).doNothing())
-          .execute()
       ).pipe(Effect.asVoid),
 
     unlinkAccount: (parent, child) =>
-      query("account_links.delete", (c) =>
+      write("account_links.delete", (c) =>
         c
           .deleteFrom("waybill_account_links")
           .where("parent_customer_no", "=", parent)
           .where("child_customer_no", "=", child)
-          .execute()
       ).pipe(Effect.asVoid),
 
     linkedChildren: (parent) =>
-      query("account_links.select", (c) =>
+      rows("account_links.select", (c) =>
         c
           .selectFrom("waybill_account_links")
           .select("child_customer_no")
           .where("parent_customer_no", "=", parent)
           .orderBy("child_customer_no")
-          .execute()
       ).pipe(Effect.map((rows) => rows.map((r) => r.child_customer_no)))
   }
 

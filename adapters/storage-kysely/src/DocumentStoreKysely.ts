@@ -80,7 +80,7 @@ const toOrder = (r: OrderRow): OrderRecord => ({
 
 /** `DocumentStore` over Kysely. */
 export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
-  const { query } = conn
+  const { first, rows, write } = conn
 
   const orders = (c: Connection["db"]) =>
     c
@@ -100,7 +100,7 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
     findOrders: ({ customers, field, limit, values }) =>
       customers.length === 0 || values.length === 0
         ? Effect.succeed([])
-        : query("orders.find", (c) =>
+        : rows("orders.find", (c) =>
             orders(c)
               .where("s.customer_no", "in", customers)
               .where((eb) =>
@@ -118,18 +118,17 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
               )
               .orderBy("s.track_no")
               .limit(limit)
-              .execute()
           ).pipe(Effect.map((rows) => rows.map(toOrder))),
 
     findOrder: (trackNo) =>
-      query("orders.find-one", (c) => orders(c).where("s.track_no", "=", trackNo).executeTakeFirst()).pipe(
+      first("orders.find-one", (c) => orders(c).where("s.track_no", "=", trackNo)).pipe(
         Effect.map((r) => Option.map(Option.fromNullable(r), toOrder))
       ),
 
     listCurrent: (trackNos) =>
       trackNos.length === 0
         ? Effect.succeed([])
-        : query("documents.list-current", (c) =>
+        : rows("documents.list-current", (c) =>
             c
               .selectFrom("waybill_documents as d")
               .leftJoin("waybill_orders as o", "o.track_no", "d.track_no")
@@ -144,11 +143,10 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
               .orderBy("d.track_no")
               .orderBy("d.batch")
               .orderBy("d.page")
-              .execute()
           ).pipe(Effect.map((rows) => rows.map(toDocument))),
 
     listAll: (trackNo) =>
-      query("documents.list-all", (c) =>
+      rows("documents.list-all", (c) =>
         c
           .selectFrom("waybill_documents")
           .selectAll()
@@ -158,32 +156,24 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
           .orderBy("batch")
           .orderBy("page")
           .orderBy("created_at")
-          .execute()
       ).pipe(Effect.map((rows) => rows.map(toDocument))),
 
     findDocument: (id) =>
-      query("documents.find", (c) =>
-        c.selectFrom("waybill_documents").selectAll().where("id", "=", id).executeTakeFirst()
-      ).pipe(Effect.map((r) => Option.map(Option.fromNullable(r), toDocument))),
+      first("documents.find", (c) => c.selectFrom("waybill_documents").selectAll().where("id", "=", id)).pipe(
+        Effect.map((r) => Option.map(Option.fromNullable(r), toDocument))
+      ),
 
     insertDocument: (document) =>
-      query("documents.insert", (c) => c.insertInto("waybill_documents").values(documentRow(document)).execute()).pipe(
+      write("documents.insert", (c) => c.insertInto("waybill_documents").values(documentRow(document))).pipe(
         Effect.asVoid
       ),
 
     updateDocument: (document, expectedVersion) => {
       const { id, ...fields } = documentRow(document)
-      return query("documents.update", (c) =>
-        c
-          .updateTable("waybill_documents")
-          .set(fields)
-          .where("id", "=", id)
-          .where("version", "=", expectedVersion)
-          .executeTakeFirst()
+      return write("documents.update", (c) =>
+        c.updateTable("waybill_documents").set(fields).where("id", "=", id).where("version", "=", expectedVersion)
       ).pipe(
-        Effect.flatMap((r) =>
-          Number(r.numUpdatedRows) === 1 ? Effect.void : Effect.fail(new VersionConflict({ trackNo: document.trackNo }))
-        )
+        Effect.flatMap((r) => (r === 1 ? Effect.void : Effect.fail(new VersionConflict({ trackNo: document.trackNo }))))
       )
     },
 
@@ -193,7 +183,7 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
     // version 1 the row may not exist yet: an upsert whose update only applies while the stored
     // version is still 1; a later version needs the row, so a plain conditional update.
     setOrderVersion: (trackNo, expectedVersion, version) =>
-      query("orders.set-version", (c) =>
+      write("orders.set-version", (c) =>
         expectedVersion === 1
           ? c
               .insertInto("waybill_orders")
@@ -204,26 +194,21 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
                   .doUpdateSet({ current_version: version })
                   .where("waybill_orders.current_version", "=", expectedVersion)
               )
-              .executeTakeFirst()
-              .then((r) => Number(r.numInsertedOrUpdatedRows ?? 0))
           : c
               .updateTable("waybill_orders")
               .set({ current_version: version })
               .where("track_no", "=", trackNo)
               .where("current_version", "=", expectedVersion)
-              .executeTakeFirst()
-              .then((r) => Number(r.numUpdatedRows))
       ).pipe(
         Effect.flatMap((changed) => (changed === 1 ? Effect.void : Effect.fail(new VersionConflict({ trackNo }))))
       ),
 
     setInvoice: (trackNo, invoice) =>
-      query("orders.set-invoice", (c) =>
+      write("orders.set-invoice", (c) =>
         c
           .insertInto("waybill_orders")
           .values({ track_no: trackNo, current_version: 1, invoice_no: invoice })
           .onConflict((oc) => oc.column("track_no").doUpdateSet({ invoice_no: invoice }))
-          .execute()
       ).pipe(Effect.asVoid)
   }
 

@@ -11,7 +11,7 @@ import { fanOut } from "./WebhookStoreKysely.js"
 
 /** `EventOutbox` over Kysely: domain events with a per-shipment sequence. */
 export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
-  const { compileInsert, execute, prepare, query, withTransaction } = conn
+  const { compileInsert, execute, first, prepare, rows, withTransaction } = conn
   const fanOutSql = prepare(fanOut)
 
   const outbox: EventOutboxShape = {
@@ -24,12 +24,11 @@ export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
         Effect.gen(function* () {
           const top =
             event.sequence === undefined
-              ? yield* query("events.next-sequence", (c) =>
+              ? yield* first("events.next-sequence", (c) =>
                   c
                     .selectFrom("waybill_events")
                     .select((eb) => eb.fn.max("sequence").as("top"))
                     .where("track_no", "=", event.trackNo)
-                    .executeTakeFirst()
                 )
               : { top: event.sequence - 1 }
           const stored = {
@@ -60,8 +59,8 @@ export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
       ),
 
     listByShipment: (trackNo) =>
-      query("events.select", (c) =>
-        c.selectFrom("waybill_events").selectAll().where("track_no", "=", trackNo).orderBy("sequence").execute()
+      rows("events.select", (c) =>
+        c.selectFrom("waybill_events").selectAll().where("track_no", "=", trackNo).orderBy("sequence")
       ).pipe(Effect.map((rows) => rows.map(Rows.toEvent)))
   }
 

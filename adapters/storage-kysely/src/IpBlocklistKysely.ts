@@ -10,7 +10,7 @@ import { type IpBlocklistShape } from "./internal/core.js"
 
 /** `IpBlocklist` over Kysely: blocked client addresses with an end time. */
 export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
-  const { execute, prepare, query } = conn
+  const { execute, prepare, rows, write } = conn
   const findSql = prepare((c, p: { readonly ipKey: string }) =>
     c.selectFrom("waybill_ip_blocks").selectAll().where("ip_key", "=", p.ipKey)
   )
@@ -30,7 +30,7 @@ export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
         Effect.map((r) => Option.map(Option.fromNullable(r.rows[0]), ipBlock))
       ),
     put: (b) =>
-      query("ip_blocks.put", (c) =>
+      write("ip_blocks.put", (c) =>
         c
           .insertInto("waybill_ip_blocks")
           .values({ ip_key: b.ipKey, until: b.until, reason: b.reason, created_at: b.createdAt, strikes: b.strikes })
@@ -39,15 +39,14 @@ export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
               .column("ip_key")
               .doUpdateSet({ until: b.until, reason: b.reason, created_at: b.createdAt, strikes: b.strikes })
           )
-          .execute()
       ).pipe(Effect.asVoid),
     remove: (ipKey) =>
-      query("ip_blocks.remove", (c) =>
-        c.deleteFrom("waybill_ip_blocks").where("ip_key", "=", ipKey).executeTakeFirst()
-      ).pipe(Effect.map((r) => Number(r.numDeletedRows) > 0)),
+      write("ip_blocks.remove", (c) => c.deleteFrom("waybill_ip_blocks").where("ip_key", "=", ipKey)).pipe(
+        Effect.map((r) => r > 0)
+      ),
     listActive: (now) =>
-      query("ip_blocks.list", (c) =>
-        c.selectFrom("waybill_ip_blocks").selectAll().where("until", ">", now).orderBy("until").execute()
+      rows("ip_blocks.list", (c) =>
+        c.selectFrom("waybill_ip_blocks").selectAll().where("until", ">", now).orderBy("until")
       ).pipe(Effect.map((rows) => rows.map(ipBlock)))
   }
 

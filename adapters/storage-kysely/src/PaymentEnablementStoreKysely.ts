@@ -11,16 +11,15 @@ import type { PaymentEnablementStoreShape } from "./internal/core.js"
 
 /** `PaymentEnablementStore` over Kysely. */
 export const makePaymentEnablementStore = (conn: Connection): PaymentEnablementStoreShape => {
-  const { query } = conn
+  const { first, write } = conn
   return {
     find: (customerNo, provider) =>
-      query("payment_enablements.find", (c) =>
+      first("payment_enablements.find", (c) =>
         c
           .selectFrom("waybill_payment_enablements")
           .selectAll()
           .where("customer_no", "=", customerNo)
           .where("provider", "=", provider)
-          .executeTakeFirst()
       ).pipe(
         Effect.map((row) =>
           Option.map(Option.fromNullable(row), (r) => ({
@@ -31,21 +30,19 @@ export const makePaymentEnablementStore = (conn: Connection): PaymentEnablementS
         )
       ),
     put: (e) =>
-      query("payment_enablements.put", (c) =>
+      write("payment_enablements.put", (c) =>
         c
           .insertInto("waybill_payment_enablements")
           .values({ customer_no: e.customerNo, provider: e.provider, enabled_at: e.enabledAt })
           // Recording it again keeps the first time it was recorded.
           .onConflict((oc) => oc.columns(["customer_no", "provider"]).doNothing())
-          .execute()
       ).pipe(Effect.asVoid),
     remove: (customerNo, provider) =>
-      query("payment_enablements.remove", (c) =>
+      write("payment_enablements.remove", (c) =>
         c
           .deleteFrom("waybill_payment_enablements")
           .where("customer_no", "=", customerNo)
           .where("provider", "=", provider)
-          .executeTakeFirst()
-      ).pipe(Effect.map((r) => Number(r.numDeletedRows) > 0))
+      ).pipe(Effect.map((n) => n > 0))
   }
 }

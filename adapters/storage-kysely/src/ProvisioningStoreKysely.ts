@@ -81,21 +81,15 @@ const fromRow = (row: Selectable<RegistrationsTable>): RegistrationRecord => ({
 
 /** `ProvisioningStore` over Kysely. */
 export const makeProvisioningStore = (conn: Connection): ProvisioningStoreShape => {
-  const { query } = conn
+  const { first, write } = conn
   const one = (operation: string, column: "idx" | "link_hash" | "validation_key_hash" | "customer_no", value: string) =>
-    query(operation, (c) =>
-      c
-        .selectFrom("waybill_registrations")
-        .selectAll()
-        .where(column, "=", value)
-        .orderBy("created_at", "desc")
-        .limit(1)
-        .executeTakeFirst()
+    first(operation, (c) =>
+      c.selectFrom("waybill_registrations").selectAll().where(column, "=", value).orderBy("created_at", "desc").limit(1)
     ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), fromRow)))
 
   return {
     insert: (record) =>
-      query("registrations.insert", (c) => c.insertInto("waybill_registrations").values(toRow(record)).execute()).pipe(
+      write("registrations.insert", (c) => c.insertInto("waybill_registrations").values(toRow(record))).pipe(
         Effect.asVoid
       ),
     find: (idx) => one("registrations.find", "idx", idx),
@@ -103,7 +97,7 @@ export const makeProvisioningStore = (conn: Connection): ProvisioningStoreShape 
     findByValidationKeyHash: (hash) => one("registrations.findByValidationKey", "validation_key_hash", hash),
     findByCustomerNo: (customerNo) => one("registrations.findByCustomer", "customer_no", customerNo),
     emailHasCustomer: (email) =>
-      query("registrations.emailHasCustomer", (c) =>
+      first("registrations.emailHasCustomer", (c) =>
         c
           .selectFrom("waybill_registrations")
           .select("idx")
@@ -111,18 +105,16 @@ export const makeProvisioningStore = (conn: Connection): ProvisioningStoreShape 
           .where(sql<string>`lower(email)`, "=", email.toLowerCase())
           .where("customer_no", "is not", null)
           .limit(1)
-          .executeTakeFirst()
       ).pipe(Effect.map((row) => row !== undefined)),
     update: (record) => {
       const { idx: _idx, created_at: _created, ...row } = toRow(record)
-      return query("registrations.update", (c) =>
+      return write("registrations.update", (c) =>
         c
           .updateTable("waybill_registrations")
           .set(row)
           .where("idx", "=", record.idx)
           .where("version", "=", record.version - 1)
-          .executeTakeFirst()
-      ).pipe(Effect.map((r) => Number(r.numUpdatedRows) === 1))
+      ).pipe(Effect.map((r) => r === 1))
     }
   }
 }

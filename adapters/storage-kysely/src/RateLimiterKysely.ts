@@ -14,15 +14,14 @@
  * active keys without a background job.
  *
  * A hit runs on every keyed request (unless the host buffers counts with core's
- * `RateLimits.buffered`), so the statement is built and compiled by the host's Kysely once (its
- * dialect and plugins apply) and its SQL text reused with fresh parameters, provided Kysely
- * bound exactly the four values in order; otherwise it is compiled per call as usual.
+ * `RateLimits.buffered`), so the statement is compiled once (`Connection.prepare`) and its SQL
+ * text reused with fresh parameters.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { CompiledQuery, sql } from "kysely"
-import type { Connection, Db } from "./internal/connection.js"
-import { type RateLimiterShape, RateLimits, type StorageError } from "./internal/core.js"
+import { sql } from "kysely"
+import type { Connection } from "./internal/connection.js"
+import { type RateLimiterShape, RateLimits, StorageError } from "./internal/core.js"
 
 /** Options of {@link makeRateLimiter}. */
 export interface RateLimiterOptions {
@@ -32,46 +31,31 @@ export interface RateLimiterOptions {
 
 /** `RateLimiter` over Kysely: shared fixed-window counters. */
 export const makeRateLimiter = (conn: Connection, options: RateLimiterOptions = {}): RateLimiterShape => {
-  const { query } = conn
+  const { execute, first, prepare, write } = conn
   const pruneEvery = Math.max(1, options.pruneEvery ?? 1000)
   let writes = 0
 
   const prune = (now: number) =>
-    query("rate_counters.prune", (c) =>
-      c.deleteFrom("waybill_rate_counters").where("expires_at", "<=", now).execute()
-    ).pipe(Effect.asVoid)
+    write("rate_counters.prune", (c) => c.deleteFrom("waybill_rate_counters").where("expires_at", "<=", now)).pipe(
+      Effect.asVoid
+    )
 
   const newer = sql<boolean>`waybill_rate_counters.window_start < excluded.window_start`
   // The added amount travels as the inserted row's count, so one SQL text serves every n.
-  const build = (c: Db, key: string, start: number, n: number, end: number) =>
-    c
-      .insertInto("waybill_rate_counters")
-      .values({ key, window_start: start, count: n, expires_at: end })
-      .onConflict((oc) =>
-        oc.column("key").doUpdateSet({
-          count: sql<number>`case when ${newer} then excluded.count else waybill_rate_counters.count + excluded.count end`,
-          window_start: sql<number>`case when ${newer} then excluded.window_start else waybill_rate_counters.window_start end`,
-          expires_at: sql<number>`case when ${newer} then excluded.expires_at else waybill_rate_counters.expires_at end`
-        })
-      )
-      .returning(["window_start", "count"])
-
-  /** SQL text of the add statement: unknown until first use, null when it cannot be reused. */
-  let addSql: string | null | undefined
-  const runAdd = async (c: Db, key: string, start: number, n: number, end: number) => {
-    const parameters = [key, start, n, end]
-    if (addSql === undefined) {
-      const compiled = build(c, key, start, n, end).compile()
-      const same =
-        compiled.parameters.length === parameters.length && compiled.parameters.every((p, i) => p === parameters[i])
-      addSql = same ? compiled.sql : null
-    }
-    const compiled = addSql === null ? build(c, key, start, n, end).compile() : CompiledQuery.raw(addSql, parameters)
-    const result = await c.executeQuery<{ readonly window_start: unknown; readonly count: unknown }>(compiled)
-    const row = result.rows[0]
-    if (row === undefined) throw new Error("rate counter upsert returned no row")
-    return row
-  }
+  const addSql = prepare(
+    (c, p: { readonly key: string; readonly start: number; readonly n: number; readonly end: number }) =>
+      c
+        .insertInto("waybill_rate_counters")
+        .values({ key: p.key, window_start: p.start, count: p.n, expires_at: p.end })
+        .onConflict((oc) =>
+          oc.column("key").doUpdateSet({
+            count: sql<number>`case when ${newer} then excluded.count else waybill_rate_counters.count + excluded.count end`,
+            window_start: sql<number>`case when ${newer} then excluded.window_start else waybill_rate_counters.window_start end`,
+            expires_at: sql<number>`case when ${newer} then excluded.expires_at else waybill_rate_counters.expires_at end`
+          })
+        )
+        .returning(["window_start", "count"])
+  )
 
   const add = (
     key: string,
@@ -82,12 +66,8 @@ export const makeRateLimiter = (conn: Connection, options: RateLimiterOptions = 
     const start = RateLimits.windowStart(now, windowMs)
     if (n === 0) {
       return Effect.map(
-        query("rate_counters.read", (c) =>
-          c
-            .selectFrom("waybill_rate_counters")
-            .select(["window_start", "count"])
-            .where("key", "=", key)
-            .executeTakeFirst()
+        first("rate_counters.read", (c) =>
+          c.selectFrom("waybill_rate_counters").select(["window_start", "count"]).where("key", "=", key)
         ),
         (row) =>
           RateLimits.step(
@@ -99,7 +79,14 @@ export const makeRateLimiter = (conn: Connection, options: RateLimiterOptions = 
       )
     }
     return Effect.gen(function* () {
-      const row = yield* query("rate_counters.add", (c) => runAdd(c, key, start, n, start + windowMs))
+      const result = yield* execute("rate_counters.add", addSql({ key, start, n, end: start + windowMs }))
+      const row = result.rows[0]
+      if (row === undefined) {
+        return yield* new StorageError({
+          operation: "rate_counters.add",
+          cause: new Error("rate counter upsert returned no row")
+        })
+      }
       writes += 1
       if (writes % pruneEvery === 0) yield* prune(now)
       return { windowStart: Number(row.window_start), count: Number(row.count) }
@@ -116,7 +103,7 @@ export const makeRateLimiter = (conn: Connection, options: RateLimiterOptions = 
         ? Effect.flatMap(Clock.currentTimeMillis, (now) => add(key, n, windowMs, now))
         : RateLimits.invalidHitCount(n),
     reset: (key) =>
-      query("rate_counters.reset", (c) => c.deleteFrom("waybill_rate_counters").where("key", "=", key).execute()).pipe(
+      write("rate_counters.reset", (c) => c.deleteFrom("waybill_rate_counters").where("key", "=", key)).pipe(
         Effect.asVoid
       )
   }

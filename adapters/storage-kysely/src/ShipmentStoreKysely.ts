@@ -8,47 +8,44 @@ import * as Option from "effect/Option"
 import { sql } from "kysely"
 import type { Connection } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
-import { type ShipmentStoreShape, VersionConflict } from "./internal/core.js"
+import { type ShipmentStoreShape, StorageError, VersionConflict } from "./internal/core.js"
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
-  const { compileInsert, execute, executeUnique, query, withSnapshot, withTransaction } = conn
+  const { compileInsert, execute, executeUnique, first, rows, write, withSnapshot, withTransaction } = conn
 
   const children = (trackNo: string) =>
     Effect.all([
-      query("stops.select", (c) =>
-        c.selectFrom("waybill_stops").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
+      rows("stops.select", (c) =>
+        c.selectFrom("waybill_stops").selectAll().where("track_no", "=", trackNo).orderBy("seq")
       ),
-      query("legs.select", (c) =>
-        c.selectFrom("waybill_legs").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
-      ),
-      query("pieces.select", (c) =>
-        c.selectFrom("waybill_pieces").selectAll().where("track_no", "=", trackNo).orderBy("seq").execute()
+      rows("pieces.select", (c) =>
+        c.selectFrom("waybill_pieces").selectAll().where("track_no", "=", trackNo).orderBy("seq")
       )
     ]).pipe(
-      Effect.map(([stops, legs, pieces]) => ({
+      Effect.map(([stops, pieces]) => ({
         stops: stops.map(Rows.toStop),
-        legs: legs.map(Rows.toLeg),
+        legs: Rows.toLegs(stops),
         pieces: pieces.map(Rows.toPiece)
       }))
     )
 
   const shipments: ShipmentStoreShape = {
-    // The booking hot path: one statement per table, in one transaction.
+    // The booking hot path: one statement per table, in one transaction (legs ride on the stop
+    // rows they arrive at).
     insert: (s) =>
       withTransaction(
         Effect.gen(function* () {
+          const stops = Rows.stopRows(s.trackNo, s.stops, s.legs)
+          if (typeof stops === "string") {
+            return yield* new StorageError({ operation: "shipments.insert", cause: new Error(stops) })
+          }
           yield* executeUnique(
             "shipments.insert",
             "track_no",
             compileInsert("waybill_shipments", [Rows.shipmentRow(s)])
           )
-          if (s.stops.length > 0) {
-            yield* execute("stops.insert", compileInsert("waybill_stops", s.stops.map(Rows.stopRow(s.trackNo))))
-          }
-          if (s.legs.length > 0) {
-            yield* execute("legs.insert", compileInsert("waybill_legs", s.legs.map(Rows.legRow(s.trackNo))))
-          }
+          if (stops.length > 0) yield* execute("stops.insert", compileInsert("waybill_stops", stops))
           if (s.pieceDetails.length > 0) {
             yield* execute(
               "pieces.insert",
@@ -64,8 +61,8 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
     findByTrackNo: (trackNo) =>
       withSnapshot(
         Effect.gen(function* () {
-          const row = yield* query("shipments.select", (c) =>
-            c.selectFrom("waybill_shipments").selectAll().where("track_no", "=", trackNo).executeTakeFirst()
+          const row = yield* first("shipments.select", (c) =>
+            c.selectFrom("waybill_shipments").selectAll().where("track_no", "=", trackNo)
           )
           if (row === undefined) return Option.none()
           const { legs, pieces, stops } = yield* children(trackNo)
@@ -78,7 +75,7 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
         Effect.gen(function* () {
           // The version guard and the write are one statement: whichever writer's UPDATE runs
           // second matches no row (PostgreSQL re-checks the WHERE after the first commits).
-          const row = yield* query("shipments.update", (c) =>
+          const row = yield* first("shipments.update", (c) =>
             c
               .updateTable("waybill_shipments")
               .set({
@@ -90,20 +87,18 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
               .where("track_no", "=", change.trackNo)
               .where("version", "=", change.expectedVersion)
               .returningAll()
-              .executeTakeFirst()
           )
           if (row === undefined) return yield* new VersionConflict({ trackNo: change.trackNo })
           if (change.stops.length > 0) {
             // One statement for all changed stops; the last status given for a seq wins.
             const statuses = new Map(change.stops.map((s) => [s.seq, s.status] as const))
             const whens = [...statuses].map(([seq, status]) => sql`when ${seq} then ${status}`)
-            yield* query("stops.update", (c) =>
+            yield* write("stops.update", (c) =>
               c
                 .updateTable("waybill_stops")
                 .set({ status: sql<string>`case seq ${sql.join(whens, sql` `)} else status end` })
                 .where("track_no", "=", change.trackNo)
                 .where("seq", "in", [...statuses.keys()])
-                .execute()
             )
           }
           const { legs, pieces, stops } = yield* children(change.trackNo)

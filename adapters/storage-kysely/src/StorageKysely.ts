@@ -1,19 +1,21 @@
 /**
  * @module StorageKysely
  *
- * Every storage port of `@waybill/core` (`ShipmentStore`, `AccountStore`, `EventOutbox`, `IpBlocklist`,
- * `Transactor`, and the others of `StorageServices`) over one host-supplied Kysely instance. The host owns the connection (dialect,
- * pool, WAL, lifetime); Waybill owns only its `waybill_` tables, created by {@link migrate}.
+ * Every storage port of `@waybill/core` (`ShipmentStore`, `AccountStore`, `EventOutbox`,
+ * `IpBlocklist`, `Transactor`, ...) over one database the host hands over: a better-sqlite3
+ * handle ({@link sqlite}) or a `pg` pool ({@link postgres}), or an engine made from either
+ * ({@link layer}). The host owns the handle or pool (options, WAL, lifetime); Waybill owns only
+ * its `waybill_` tables, created by {@link migrate}.
  *
- * Transactions are Kysely controlled transactions kept in a `FiberRef`: inside
- * `Transactor.withTransaction` every store call made by that fiber (and fibers it forks) runs on
- * the transaction, so use cases compose stores freely without passing a handle around. Store
- * methods that write several statements open their own transaction, or join the caller's.
+ * The stores build their queries with Kysely and run them through the engine (`Engine.ts`).
+ * The fiber's open transaction is kept in a `FiberRef`: inside `Transactor.withTransaction`
+ * every store call made by that fiber (and fibers it forks) runs on the transaction, so use cases
+ * compose stores freely without passing a handle around. Store methods that write several
+ * statements open their own transaction, or join the caller's.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Kysely } from "kysely"
 import {
   type AccountStoreShape,
   AccountStoreTag,
@@ -38,6 +40,9 @@ import {
   WebhookStoreTag
 } from "./internal/core.js"
 import { makeAccountStore } from "./AccountStoreKysely.js"
+import type { EngineOptions, StorageEngine } from "./Engine.js"
+import { type PgPool, postgresEngine } from "./PostgresEngine.js"
+import { type SqliteEngineOptions, type SqliteHandle, sqliteEngine } from "./SqliteEngine.js"
 import { makeDocumentStore } from "./DocumentStoreKysely.js"
 import { makeEventOutbox } from "./EventOutboxKysely.js"
 import { makeConnection } from "./internal/connection.js"
@@ -66,12 +71,12 @@ export interface Stores {
 }
 
 /**
- * Builds the stores for `database`. Each call gets its own transaction `FiberRef`, so two
+ * Builds the stores over `engine`. Each call gets its own transaction `FiberRef`, so two
  * databases in one program never see each other's transactions.
  */
-export const make = (database: Kysely<any>): Effect.Effect<Stores> =>
+export const make = (engine: StorageEngine): Effect.Effect<Stores> =>
   Effect.sync(() => {
-    const conn = makeConnection(database)
+    const conn = makeConnection(engine)
     return {
       shipments: makeShipmentStore(conn),
       accounts: makeAccountStore(conn),
@@ -87,12 +92,12 @@ export const make = (database: Kysely<any>): Effect.Effect<Stores> =>
   })
 
 /**
- * All four storage ports over `db`, which must already be migrated ({@link migrate}). The host
- * keeps ownership of `db`: the layer never destroys it.
+ * Every storage port over `engine`, whose database must already be migrated ({@link migrate}).
+ * The host keeps ownership of the engine: the layer never closes it.
  */
-export const layer = (db: Kysely<any>): Layer.Layer<StorageServices> =>
+export const layer = (engine: StorageEngine): Layer.Layer<StorageServices> =>
   Layer.effectContext(
-    Effect.map(make(db), (stores) =>
+    Effect.map(make(engine), (stores) =>
       Context.make(ShipmentStoreTag, stores.shipments).pipe(
         Context.add(AccountStoreTag, stores.accounts),
         Context.add(EventOutboxTag, stores.outbox),
@@ -106,3 +111,17 @@ export const layer = (db: Kysely<any>): Layer.Layer<StorageServices> =>
       )
     )
   )
+
+/**
+ * Every storage port over a better-sqlite3 handle (`sqliteEngine(handle)`: synchronous
+ * statements, group commit). Migrate first: `migrate(sqliteEngine(handle))`.
+ */
+export const sqlite = (handle: SqliteHandle, options?: SqliteEngineOptions): Layer.Layer<StorageServices> =>
+  layer(sqliteEngine(handle, options))
+
+/**
+ * Every storage port over a `pg` pool (`postgresEngine(pool)`: plain transactions, one pooled
+ * client each). Migrate first: `migrate(postgresEngine(pool))`.
+ */
+export const postgres = (pool: PgPool, options?: EngineOptions): Layer.Layer<StorageServices> =>
+  layer(postgresEngine(pool, options))

@@ -88,7 +88,11 @@ export interface ShipmentsTable {
   readonly updated_at: Millis
 }
 
-/** One stop of a shipment's route; primary key (track_no, seq). */
+/**
+ * One stop of a shipment's route; primary key (track_no, seq). The leg that arrives at the stop
+ * lives on its row (`leg_*`, null on a stop no leg arrives at, the pickup): a booking writes one
+ * table fewer, and legs are only ever read with their stops.
+ */
 export interface StopsTable {
   readonly track_no: string
   readonly seq: Int
@@ -107,15 +111,11 @@ export interface StopsTable {
   readonly time_zone: string
   readonly status: string
   readonly eta_at: Millis
-}
-
-/** One leg between consecutive stops; primary key (track_no, seq). */
-export interface LegsTable {
-  readonly track_no: string
-  readonly seq: Int
-  readonly from_stop: Int
-  readonly to_stop: Int
-  readonly miles: Real
+  /** The arriving leg's own `seq`. */
+  readonly leg_seq: Int | null
+  /** The stop the arriving leg starts from. */
+  readonly leg_from: Int | null
+  readonly leg_miles: Real | null
 }
 
 /** One piece detail as given by the customer; primary key (track_no, seq). */
@@ -284,7 +284,6 @@ export interface WaybillDatabase {
   readonly waybill_account_links: AccountLinksTable
   readonly waybill_shipments: ShipmentsTable
   readonly waybill_stops: StopsTable
-  readonly waybill_legs: LegsTable
   readonly waybill_pieces: PiecesTable
   readonly waybill_events: EventsTable
   readonly waybill_webhook_endpoints: WebhookEndpointsTable
@@ -306,7 +305,6 @@ export const tableNames: ReadonlyArray<keyof WaybillDatabase> = [
   "waybill_account_links",
   "waybill_shipments",
   "waybill_stops",
-  "waybill_legs",
   "waybill_pieces",
   "waybill_events",
   "waybill_webhook_endpoints",

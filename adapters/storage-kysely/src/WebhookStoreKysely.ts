@@ -174,27 +174,24 @@ export const fanOut = (
 
 /** `WebhookStore` over Kysely. */
 export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
-  const { query, withTransaction } = conn
+  const { first, rows, write, withTransaction } = conn
 
   const writeSubscriptions = (e: EndpointRecord) =>
     Effect.zipRight(
-      query("webhooks.subscriptions-delete", (c) =>
-        c.deleteFrom("waybill_webhook_subscriptions").where("endpoint_id", "=", e.id).execute()
+      write("webhooks.subscriptions-delete", (c) =>
+        c.deleteFrom("waybill_webhook_subscriptions").where("endpoint_id", "=", e.id)
       ),
       e.eventTypes.length === 0
         ? Effect.void
-        : query("webhooks.subscriptions-insert", (c) =>
-            c
-              .insertInto("waybill_webhook_subscriptions")
-              .values(
-                e.eventTypes.map((t) => ({
-                  customer_no: e.customerNo,
-                  event_type: t,
-                  endpoint_id: e.id,
-                  enabled: e.enabled ? 1 : 0
-                }))
-              )
-              .execute()
+        : write("webhooks.subscriptions-insert", (c) =>
+            c.insertInto("waybill_webhook_subscriptions").values(
+              e.eventTypes.map((t) => ({
+                customer_no: e.customerNo,
+                event_type: t,
+                endpoint_id: e.id,
+                enabled: e.enabled ? 1 : 0
+              }))
+            )
           )
     )
 
@@ -202,9 +199,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     insertEndpoint: (e) =>
       withTransaction(
         Effect.zipRight(
-          query("webhooks.endpoint-insert", (c) =>
-            c.insertInto("waybill_webhook_endpoints").values(endpointRow(e)).execute()
-          ),
+          write("webhooks.endpoint-insert", (c) => c.insertInto("waybill_webhook_endpoints").values(endpointRow(e))),
           writeSubscriptions(e)
         )
       ),
@@ -212,30 +207,30 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     updateEndpoint: (e) =>
       withTransaction(
         Effect.gen(function* () {
-          const result = yield* query("webhooks.endpoint-update", (c) =>
-            c.updateTable("waybill_webhook_endpoints").set(endpointRow(e)).where("id", "=", e.id).executeTakeFirst()
+          const result = yield* write("webhooks.endpoint-update", (c) =>
+            c.updateTable("waybill_webhook_endpoints").set(endpointRow(e)).where("id", "=", e.id)
           )
-          if (Number(result.numUpdatedRows) === 0) return false
+          if (result === 0) return false
           yield* writeSubscriptions(e)
           return true
         })
       ),
 
     findEndpoint: (id) =>
-      query("webhooks.endpoint-find", (c) =>
-        c.selectFrom("waybill_webhook_endpoints").selectAll().where("id", "=", id).executeTakeFirst()
+      first("webhooks.endpoint-find", (c) =>
+        c.selectFrom("waybill_webhook_endpoints").selectAll().where("id", "=", id)
       ).pipe(Effect.map((r) => Option.map(Option.fromNullable(r), toEndpoint))),
 
     listEndpoints: (customerNo) =>
-      query("webhooks.endpoint-list", (c) => {
+      rows("webhooks.endpoint-list", (c) => {
         let q = c.selectFrom("waybill_webhook_endpoints").selectAll()
         if (customerNo !== undefined) q = q.where("customer_no", "=", customerNo)
-        return q.orderBy("created_at").orderBy("id").execute()
+        return q.orderBy("created_at").orderBy("id")
       }).pipe(Effect.map((rows) => rows.map(toEndpoint))),
 
     claimDue: ({ leaseMs, limit, now, owner }) =>
       Effect.gen(function* () {
-        const candidates = yield* query("webhooks.claim-scan", (c) =>
+        const candidates = yield* rows("webhooks.claim-scan", (c) =>
           c
             .selectFrom("waybill_webhook_deliveries as d")
             .innerJoin("waybill_webhook_endpoints as e", "e.id", "d.endpoint_id")
@@ -258,13 +253,12 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
             )
             .orderBy("d.next_attempt_at")
             .limit(limit)
-            .execute()
         )
         const claimed: Array<Webhook.Claimed> = []
         for (const cand of candidates) {
           // The conditional update is the claim: a rival dispatcher that took it first has
           // already moved lease_until past now, so this matches no row.
-          const won = yield* query("webhooks.claim", (c) =>
+          const won = yield* write("webhooks.claim", (c) =>
             c
               .updateTable("waybill_webhook_deliveries")
               .set({ lease_owner: owner, lease_until: now + leaseMs })
@@ -272,10 +266,9 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .where("event_id", "=", cand.event_id)
               .where("status", "=", "pending")
               .where("lease_until", "<=", now)
-              .executeTakeFirst()
           )
-          if (Number(won.numUpdatedRows) !== 1) continue
-          const row = yield* query("webhooks.claim-load", (c) =>
+          if (won !== 1) continue
+          const row = yield* first("webhooks.claim-load", (c) =>
             c
               .selectFrom("waybill_webhook_deliveries as d")
               .innerJoin("waybill_webhook_endpoints as e", "e.id", "d.endpoint_id")
@@ -305,7 +298,6 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               ])
               .where("d.endpoint_id", "=", cand.endpoint_id)
               .where("d.event_id", "=", cand.event_id)
-              .executeTakeFirst()
           )
           if (row === undefined) continue
           claimed.push({
@@ -342,22 +334,19 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     complete: ({ attempt, outcome, owner }) =>
       withTransaction(
         Effect.gen(function* () {
-          yield* query("webhooks.attempt-insert", (c) =>
-            c
-              .insertInto("waybill_webhook_attempts")
-              .values({
-                endpoint_id: attempt.endpointId,
-                event_id: attempt.eventId,
-                attempt: attempt.attempt,
-                at: attempt.at,
-                status: attempt.status,
-                ok: attempt.ok ? 1 : 0,
-                duration_ms: attempt.durationMs,
-                response: attempt.response
-              })
-              .execute()
+          yield* write("webhooks.attempt-insert", (c) =>
+            c.insertInto("waybill_webhook_attempts").values({
+              endpoint_id: attempt.endpointId,
+              event_id: attempt.eventId,
+              attempt: attempt.attempt,
+              at: attempt.at,
+              status: attempt.status,
+              ok: attempt.ok ? 1 : 0,
+              duration_ms: attempt.durationMs,
+              response: attempt.response
+            })
           )
-          const result = yield* query("webhooks.complete", (c) =>
+          const result = yield* write("webhooks.complete", (c) =>
             c
               .updateTable("waybill_webhook_deliveries")
               .set({
@@ -372,9 +361,8 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .where("endpoint_id", "=", attempt.endpointId)
               .where("event_id", "=", attempt.eventId)
               .where("lease_owner", "=", owner)
-              .executeTakeFirst()
           )
-          return Number(result.numUpdatedRows) === 1
+          return result === 1
         })
       ),
 
@@ -382,47 +370,40 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
       withTransaction(
         Effect.gen(function* () {
           if (ok) {
-            yield* query("webhooks.health-ok", (c) =>
+            yield* write("webhooks.health-ok", (c) =>
               c
                 .updateTable("waybill_webhook_endpoints")
                 .set({ failing_since: null })
                 .where("id", "=", endpointId)
                 .where("failing_since", "is not", null)
-                .execute()
             )
             return false
           }
-          yield* query("webhooks.health-failing", (c) =>
+          yield* write("webhooks.health-failing", (c) =>
             c
               .updateTable("waybill_webhook_endpoints")
               .set({ failing_since: now })
               .where("id", "=", endpointId)
               .where("failing_since", "is", null)
-              .execute()
           )
-          const disabled = yield* query("webhooks.health-disable", (c) =>
+          const disabled = yield* write("webhooks.health-disable", (c) =>
             c
               .updateTable("waybill_webhook_endpoints")
               .set({ enabled: 0, disabled_reason: "failing", updated_at: now })
               .where("id", "=", endpointId)
               .where("enabled", "=", 1)
               .where("failing_since", "<=", now - disableAfterMs)
-              .executeTakeFirst()
           )
-          if (Number(disabled.numUpdatedRows) === 0) return false
-          yield* query("webhooks.health-unsubscribe", (c) =>
-            c
-              .updateTable("waybill_webhook_subscriptions")
-              .set({ enabled: 0 })
-              .where("endpoint_id", "=", endpointId)
-              .execute()
+          if (disabled === 0) return false
+          yield* write("webhooks.health-unsubscribe", (c) =>
+            c.updateTable("waybill_webhook_subscriptions").set({ enabled: 0 }).where("endpoint_id", "=", endpointId)
           )
           return true
         })
       ),
 
     listDeliveries: (endpointId, limit) =>
-      query("webhooks.delivery-list", (c) =>
+      rows("webhooks.delivery-list", (c) =>
         c
           .selectFrom("waybill_webhook_deliveries")
           .selectAll()
@@ -430,22 +411,20 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           .orderBy("created_at", "desc")
           .orderBy("event_id", "desc")
           .limit(limit)
-          .execute()
       ).pipe(Effect.map((rows) => rows.map(toDelivery))),
 
     listAttempts: (endpointId, limit) =>
-      query("webhooks.attempt-list", (c) =>
+      rows("webhooks.attempt-list", (c) =>
         c
           .selectFrom("waybill_webhook_attempts")
           .selectAll()
           .where("endpoint_id", "=", endpointId)
           .orderBy("at", "desc")
           .limit(limit)
-          .execute()
       ).pipe(Effect.map((rows) => rows.map(toAttempt))),
 
     enqueue: (endpointId, eventId, now) =>
-      query("webhooks.enqueue", (c) =>
+      write("webhooks.enqueue", (c) =>
         c
           .insertInto("waybill_webhook_deliveries")
           .columns(DELIVERY_COLUMNS)
@@ -460,34 +439,31 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .columns(["endpoint_id", "event_id"])
               .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
           )
-          .execute()
       ).pipe(Effect.asVoid),
 
     requeueEvent: (eventId, now) =>
       withTransaction(
         Effect.gen(function* () {
-          const updated = yield* query("webhooks.requeue", (c) =>
+          const updated = yield* write("webhooks.requeue", (c) =>
             c
               .updateTable("waybill_webhook_deliveries")
               .set({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
               .where("event_id", "=", eventId)
-              .executeTakeFirst()
           )
           // Endpoints added after the event was written get it too.
-          const inserted = yield* query("webhooks.requeue-missing", (c) =>
+          const inserted = yield* write("webhooks.requeue-missing", (c) =>
             c
               .insertInto("waybill_webhook_deliveries")
               .columns(DELIVERY_COLUMNS)
               .expression(newDeliveries(c, now).where("ev.id", "=", eventId).where("s.enabled", "=", 1))
               .onConflict((oc) => oc.columns(["endpoint_id", "event_id"]).doNothing())
-              .executeTakeFirst()
           )
-          return Number(updated.numUpdatedRows) + Number(inserted.numInsertedOrUpdatedRows ?? 0)
+          return updated + inserted
         })
       ),
 
     recover: (endpointId, since, now) =>
-      query("webhooks.recover", (c) =>
+      write("webhooks.recover", (c) =>
         c
           .insertInto("waybill_webhook_deliveries")
           .columns(DELIVERY_COLUMNS)
@@ -500,23 +476,21 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
               .where("waybill_webhook_deliveries.status", "<>", "delivered")
           )
-          .executeTakeFirst()
-      ).pipe(Effect.map((r) => Number(r.numInsertedOrUpdatedRows ?? 0))),
+      ).pipe(Effect.map((r) => r)),
 
     prune: (before) =>
       withTransaction(
         Effect.gen(function* () {
-          const attempts = yield* query("webhooks.prune-attempts", (c) =>
-            c.deleteFrom("waybill_webhook_attempts").where("at", "<", before).executeTakeFirst()
+          const attempts = yield* write("webhooks.prune-attempts", (c) =>
+            c.deleteFrom("waybill_webhook_attempts").where("at", "<", before)
           )
-          const deliveries = yield* query("webhooks.prune-deliveries", (c) =>
+          const deliveries = yield* write("webhooks.prune-deliveries", (c) =>
             c
               .deleteFrom("waybill_webhook_deliveries")
               .where("status", "in", ["delivered", "failed"])
               .where("updated_at", "<", before)
-              .executeTakeFirst()
           )
-          return Number(attempts.numDeletedRows) + Number(deliveries.numDeletedRows)
+          return attempts + deliveries
         })
       )
   }

@@ -1,25 +1,20 @@
 /**
  * @module @waybill/storage-kysely
  *
- * Waybill's storage ports over a Kysely instance the host creates (SQLite through
- * better-sqlite3, or PostgreSQL). Typical host wiring:
+ * Waybill's storage ports over a database the host hands over: a better-sqlite3 handle or a
+ * `pg` pool. Typical host wiring:
  *
  * ```ts
- * const db = sqliteKysely<WaybillDatabase>(new Database(file))  // or your own Kysely (PostgreSQL, ...)
- * await migrateToLatest(db)                       // or: yield* migrate(db)
- * const storage = StorageKysely.layer(db)         // ShipmentStore | AccountStore | EventOutbox | Transactor
+ * const engine = sqliteEngine(new Database(file))   // or postgresEngine(new pg.Pool(...))
+ * await migrateToLatest(engine)                      // or: yield* migrate(engine)
+ * const storage = StorageKysely.layer(engine)        // ShipmentStore | AccountStore | EventOutbox | Transactor | ...
  * ```
  */
+export { type EngineOptions, type Reserved, type Result, type Run, type StorageEngine } from "./Engine.js"
 export * as Migrations from "./Migrations.js"
 export { migrate, migrateToLatest } from "./Migrations.js"
-export { type SqliteLike, withStatementCache } from "./StatementCache.js"
+export { type PgClient, type PgPool, type PgResult, postgresEngine } from "./PostgresEngine.js"
+export { type SqliteEngineOptions, sqliteEngine, type SqliteHandle, type SqliteStatement } from "./SqliteEngine.js"
 export * as StorageKysely from "./StorageKysely.js"
-export {
-  registeredSqlite,
-  registerSqlite,
-  type SqliteDatabase,
-  sqliteKysely,
-  type SqliteStatement
-} from "./SyncSqlite.js"
 export * as Tables from "./Tables.js"
 export type { WaybillDatabase } from "./Tables.js"

@@ -11,8 +11,7 @@ for (const target of targets) {
   rateLimiterContract(`storage-kysely RateLimiter: ${target.name}`, () => storageLayer(target))
 }
 
-/** Statement shapes go through Kysely's log, so the synchronous SQLite path (which bypasses it) is left out. */
-for (const target of targets.filter((t) => !t.synchronous)) {
+for (const target of targets) {
   describe(`RateLimiterKysely: ${target.name}`, () => {
     it.scoped("a hit is one statement", () =>
       Effect.gen(function* () {
@@ -33,9 +32,9 @@ for (const target of targets.filter((t) => !t.synchronous)) {
         yield* migrate(db)
         const limiter = makeRateLimiter(makeConnection(db), { pruneEvery: 3 })
         const keys = () =>
-          Effect.promise(() => db.selectFrom("waybill_rate_counters").select("key").orderBy("key").execute()).pipe(
-            Effect.map((rows) => rows.map((r) => r.key as string))
-          )
+          Effect.promise(() =>
+            db.kysely.selectFrom("waybill_rate_counters").select("key").orderBy("key").execute()
+          ).pipe(Effect.map((rows) => rows.map((r) => r.key as string)))
         yield* limiter.hit("old-1", 5, 60_000)
         yield* limiter.hit("old-2", 5, 60_000)
         yield* TestClock.adjust("2 minutes")

@@ -5,30 +5,36 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { AccountStore, DocumentStore, EventOutbox, ShipmentStore, Transactor } from "@waybill/core"
 import { Fixtures } from "@waybill/testkit"
-import { type CompiledQuery, Kysely, type KyselyPlugin, sql, SqliteDialect } from "kysely"
-import { Migrations, migrate, migrateToLatest, StorageKysely, Tables } from "../src/index.js"
+import { type Kysely, Migrator, sql } from "kysely"
+import {
+  Migrations,
+  migrate,
+  migrateToLatest,
+  type Run,
+  sqliteEngine,
+  type StorageEngine,
+  StorageKysely,
+  Tables
+} from "../src/index.js"
 import { isUniqueViolation } from "../src/internal/errors.js"
-import { storageLayer, describeSqliteOnly, type Target, targets } from "./dialects.js"
+import { shipmentRow, stopRow } from "../src/internal/rows.js"
+import { storageLayer, describeSqliteOnly, recording, type Sent, type Target, targets } from "./dialects.js"
 
-/** A raw in-memory SQLite database (for the SQLite-only query plan test) with a Kysely over it that records every query it runs. */
+/** A raw in-memory SQLite database (for the SQLite-only query plan test) with an engine that records every statement it sends. */
 const recordingSqlite = Effect.acquireRelease(
   Effect.sync(() => {
     const sqlite = new Database(":memory:")
-    const queries: Array<CompiledQuery> = []
-    const db = new Kysely<any>({
-      dialect: new SqliteDialect({ database: sqlite }),
-      log: (event) => {
-        if (event.level === "query") queries.push(event.query)
-      }
-    })
+    const queries: Array<Sent> = []
+    const db = sqliteEngine(sqlite, { onStatement: (sql, parameters) => queries.push({ sql, parameters }) })
     return { sqlite, db, queries }
   }),
-  ({ db }) => Effect.promise(() => db.destroy())
+  ({ db }) => Effect.promise(() => db.close())
 )
 
 /** The tables of `db` (on PostgreSQL: of its own schema only, the server has other tests' too). */
-const tablesOf = (target: Target, db: Kysely<any>) =>
+const tablesOf = (target: Target, engine: StorageEngine) =>
   Effect.promise(async () => {
+    const db = engine.kysely
     const schema =
       target.dialect === "postgres"
         ? (await sql<{ readonly s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
@@ -40,10 +46,7 @@ const tablesOf = (target: Target, db: Kysely<any>) =>
       .sort()
   })
 
-/** Targets whose statements all go through Kysely, so its `log` sees every one. */
-const kyselyTargets = targets.filter((t) => !t.synchronous)
-
-for (const target of kyselyTargets) {
+for (const target of targets) {
   describe(`migrations: ${target.name}`, () => {
     it.scoped("create the waybill_ tables and their own waybill_ bookkeeping, idempotently", () =>
       Effect.gen(function* () {
@@ -77,13 +80,96 @@ for (const target of kyselyTargets) {
   })
 }
 
+/** A migrator of `engine` that can stop at a given migration (as a database written by an older Waybill). */
+const migratorOf = (target: Target, engine: StorageEngine) =>
+  Effect.promise(async () => {
+    const schema =
+      target.dialect === "postgres"
+        ? (await sql<{ readonly s: string }>`select current_schema() as s`.execute(engine.kysely)).rows[0]?.s
+        : undefined
+    return new Migrator({
+      db: engine.kysely,
+      provider: { getMigrations: () => Promise.resolve({ ...Migrations.migrations }) },
+      migrationTableName: Migrations.migrationTableName,
+      migrationLockTableName: Migrations.migrationLockTableName,
+      ...(schema === undefined ? {} : { migrationTableSchema: schema })
+    })
+  })
+
+for (const target of targets) {
+  describe(`migration 0008_leaner_booking: ${target.name}`, () => {
+    it.scoped("moves every leg onto the stop it arrives at, and the shipment reads back the same", () =>
+      Effect.gen(function* () {
+        const db = yield* target.open()
+        const migrator = yield* migratorOf(target, db)
+        const before = yield* Effect.promise(() => migrator.migrateTo("0007_leaner_events"))
+        expect(before.error).toBeUndefined()
+        const s = Fixtures.shipment()
+        const k = db.kysely as unknown as Kysely<any>
+        // The rows an older Waybill wrote: the shipment, its stops, its legs in their own table.
+        yield* Effect.promise(async () => {
+          await k.insertInto("waybill_shipments").values(shipmentRow(s)).execute()
+          await k
+            .insertInto("waybill_stops")
+            .values(
+              s.stops.map((st) => {
+                const { leg_from: _f, leg_miles: _m, leg_seq: _s, ...old } = stopRow(s.trackNo, st, undefined)
+                return old
+              })
+            )
+            .execute()
+          await k
+            .insertInto("waybill_legs")
+            .values(
+              s.legs.map((l) => ({
+                track_no: s.trackNo,
+                seq: l.seq,
+                from_stop: l.fromStop,
+                to_stop: l.toStop,
+                miles: l.miles
+              }))
+            )
+            .execute()
+        })
+        yield* migrate(db)
+        const { shipments } = yield* StorageKysely.make(db)
+        expect(Option.getOrThrow(yield* shipments.findByTrackNo(s.trackNo))).toEqual({ ...s, pieceDetails: [] })
+      })
+    )
+
+    it.scoped("refuses, changing nothing, when a leg arrives at no stop", () =>
+      Effect.gen(function* () {
+        const db = yield* target.open()
+        const migrator = yield* migratorOf(target, db)
+        yield* Effect.promise(() => migrator.migrateTo("0007_leaner_events"))
+        const k = db.kysely as unknown as Kysely<any>
+        const s = Fixtures.shipment()
+        yield* Effect.promise(async () => {
+          await k.insertInto("waybill_shipments").values(shipmentRow(s)).execute()
+          await k
+            .insertInto("waybill_legs")
+            .values({ track_no: s.trackNo, seq: 0, from_stop: 0, to_stop: 7, miles: 1 })
+            .execute()
+        })
+        const result = yield* Effect.promise(() => migrator.migrateToLatest())
+        expect(String(result.error)).toMatch(/1 legs do not arrive at a stop of their own/)
+        // Nothing changed: the legs table and the old stops columns are as they were, and the
+        // migration can run once the legs are fixed.
+        expect(yield* Effect.promise(() => k.selectFrom("waybill_legs").selectAll().execute())).toHaveLength(1)
+        yield* Effect.promise(() => k.deleteFrom("waybill_legs").execute())
+        expect((yield* Effect.promise(() => migrator.migrateToLatest())).error).toBeUndefined()
+      })
+    )
+  })
+}
+
 describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQLite's", () => {
   it.scoped("index the lookups on the hot paths (EXPLAIN QUERY PLAN is SQLite's)", () =>
     Effect.gen(function* () {
       const { db, queries, sqlite } = yield* recordingSqlite
       yield* migrate(db)
       const { accounts, outbox } = yield* StorageKysely.make(db)
-      const plan = (q: CompiledQuery) =>
+      const plan = (q: Sent) =>
         sqlite
           .prepare(`explain query plan ${q.sql}`)
           .all(...(q.parameters as Array<unknown>))
@@ -100,31 +186,114 @@ describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQL
       expect(plan(queries[0]!)).toMatch(/USING INDEX sqlite_autoindex_waybill_events/)
     })
   )
+
+  it.scoped("a booking writes 9 B-trees, and a lookup that needs it uses each index among them", () =>
+    Effect.gen(function* () {
+      const { db, queries, sqlite } = yield* recordingSqlite
+      yield* migrate(db)
+      const { documents, outbox, shipments, webhooks } = yield* StorageKysely.make(db)
+      const plan = (q: Sent | undefined) =>
+        sqlite
+          .prepare(`explain query plan ${q!.sql}`)
+          .all(...(q!.parameters as Array<unknown>))
+          .map((row) => (row as { readonly detail: string }).detail)
+          .join("\n")
+      const indexes = (table: string) =>
+        (
+          sqlite
+            .prepare("select name from sqlite_master where type = 'index' and tbl_name = ? order by name")
+            .all(table) as Array<{
+            readonly name: string
+          }>
+        ).map((r) => r.name)
+      // A booking: one shipment row, its stop rows (legs ride on them), one event row. Each
+      // table is a B-tree of its own besides its indexes.
+      expect(indexes("waybill_shipments")).toEqual([
+        "sqlite_autoindex_waybill_shipments_1",
+        "waybill_shipments_customer_reference_idx"
+      ])
+      expect(indexes("waybill_stops")).toEqual(["sqlite_autoindex_waybill_stops_1"])
+      expect(indexes("waybill_events")).toEqual([
+        "sqlite_autoindex_waybill_events_1",
+        "sqlite_autoindex_waybill_events_2",
+        "waybill_events_customer_idx"
+      ])
+      expect(sqlite.prepare("select name from sqlite_master where name = 'waybill_legs'").all()).toEqual([])
+
+      const s = Fixtures.shipment()
+      yield* shipments.insert(s)
+      const last = (prefix: string) => queries.filter((q) => q.sql.startsWith(prefix)).at(-1)
+
+      queries.length = 0
+      yield* shipments.findByTrackNo(s.trackNo)
+      expect(plan(last('select * from "waybill_shipments"'))).toContain("sqlite_autoindex_waybill_shipments_1")
+      expect(plan(last('select * from "waybill_stops"'))).toContain("sqlite_autoindex_waybill_stops_1")
+
+      // Documents lookup by customer reference: the customer's shipments, then the reference among them.
+      yield* documents.findOrders({
+        customers: [s.customerNo],
+        field: "customer_reference",
+        values: [s.billingReference],
+        limit: 10
+      })
+      expect(plan(last("select"))).toContain(
+        "waybill_shipments_customer_reference_idx (customer_no=? AND billing_reference=?)"
+      )
+      // Any field: the customer's shipments.
+      yield* documents.findOrders({ customers: [s.customerNo], field: "any", values: ["x"], limit: 10 })
+      expect(plan(last("select"))).toContain("waybill_shipments_customer_reference_idx (customer_no=?)")
+
+      // Events: by shipment (the unique (track_no, sequence)), by id and by customer and time.
+      const event = yield* outbox.append(Fixtures.event({ trackNo: s.trackNo, customerNo: s.customerNo }))
+      queries.length = 0
+      yield* outbox.listByShipment(s.trackNo)
+      expect(plan(last("select"))).toContain("sqlite_autoindex_waybill_events_2")
+      yield* webhooks.enqueue("we_none", event.id, 1)
+      expect(plan(last('insert into "waybill_webhook_deliveries"'))).toContain("sqlite_autoindex_waybill_events_1")
+      yield* webhooks.recover("we_none", 0, 1)
+      expect(plan(last('insert into "waybill_webhook_deliveries"'))).toContain("waybill_events_customer_idx")
+    })
+  )
+
+  it.scoped("the registration e-mail check uses the index on lower(email)", () =>
+    Effect.gen(function* () {
+      const { db, queries, sqlite } = yield* recordingSqlite
+      yield* migrate(db)
+      const { registrations } = yield* StorageKysely.make(db)
+      queries.length = 0
+      yield* registrations.emailHasCustomer("Someone@Example.com")
+      const q = queries.at(-1)!
+      const detail = sqlite
+        .prepare(`explain query plan ${q.sql}`)
+        .all(...(q.parameters as Array<unknown>))
+        .map((row) => (row as { readonly detail: string }).detail)
+        .join("\n")
+      expect(detail).toContain("USING INDEX waybill_registrations_email_lower_idx")
+    })
+  )
 })
 
-for (const target of kyselyTargets) {
+for (const target of targets) {
   describe(`StorageKysely: ${target.name}`, () => {
-    it.scoped("insert writes one statement per table inside one transaction", () =>
+    it.scoped("insert writes one statement per table inside one transaction (legs ride on their stops)", () =>
       Effect.gen(function* () {
-        const queries: Array<CompiledQuery> = []
-        const db = yield* target.open({
-          log: (event) => {
-            if (event.level === "query") queries.push(event.query)
-          }
-        })
+        const { all, db } = yield* recording(target)
         yield* migrate(db)
         const { shipments } = yield* StorageKysely.make(db)
         const s = Fixtures.shipment()
-        queries.length = 0
+        all.length = 0
         yield* shipments.insert(s)
-        expect(queries.map((q) => q.sql.split(" ").slice(0, 3).join(" "))).toEqual([
-          "begin",
+        const inserts = [
           'insert into "waybill_shipments"',
           'insert into "waybill_stops"',
-          'insert into "waybill_legs"',
-          'insert into "waybill_pieces"',
-          "commit"
-        ])
+          'insert into "waybill_pieces"'
+        ]
+        expect(all.map((q) => q.sql.split(" ").slice(0, 3).join(" "))).toEqual(
+          target.dialect === "sqlite"
+            ? // A unit of the SQLite batch: under its own savepoint, answered after the COMMIT.
+              ["begin immediate", "savepoint waybill_unit", ...inserts, "release waybill_unit", "commit"]
+            : ["begin", ...inserts, "commit"]
+        )
         expect(Option.getOrThrow(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
       })
     )
@@ -194,26 +363,17 @@ for (const target of kyselyTargets) {
         const writer = yield* StorageKysely.make(db)
         const s = Fixtures.shipment()
         yield* writer.shipments.insert(s)
-        // The reader's Kysely (same database, same pool) runs an update of the shipment and its
-        // stops, from another connection, right after the reader has fetched the shipment row
-        // and before it reads the stops. SQLite's single connection cannot run it meanwhile (it
-        // waits for the read to end), hence the bounded wait.
+        // The reader's engine (same database, same pool) runs an update of the shipment and its
+        // stops, from another fiber, right after the reader has fetched the shipment row and
+        // before it reads the stops. On SQLite the update waits for the reader's unit (one
+        // connection), hence the bounded wait.
         let armed = true
         const pending: Array<Promise<unknown>> = []
-        const shipmentSelects = new Set<unknown>()
-        const interleave: KyselyPlugin = {
-          transformQuery: ({ node, queryId }) => {
-            if (
-              node.kind === "SelectQueryNode" &&
-              JSON.stringify(node.from).includes('"waybill_shipments"') &&
-              !JSON.stringify(node.from).includes('"waybill_stops"')
-            ) {
-              shipmentSelects.add(queryId)
-            }
-            return node
-          },
-          transformResult: async ({ queryId, result }) => {
-            if (armed && shipmentSelects.has(queryId)) {
+        const interleaved =
+          (run: Run): Run =>
+          (text, parameters, onError) =>
+            Effect.tap(run(text, parameters, onError), () => {
+              if (!armed || !/^select .* from "waybill_shipments"/.test(text)) return Effect.void
               armed = false
               const write = Effect.runPromise(
                 writer.shipments.update({
@@ -226,12 +386,14 @@ for (const target of kyselyTargets) {
                 })
               )
               pending.push(write)
-              await Promise.race([write, new Promise((resolve) => setTimeout(resolve, 100))])
-            }
-            return result
-          }
+              return Effect.promise(() => Promise.race([write, new Promise((resolve) => setTimeout(resolve, 100))]))
+            })
+        const readerEngine: StorageEngine = {
+          ...db,
+          run: interleaved(db.run),
+          transaction: (snapshot, body) => db.transaction(snapshot, (run) => body(interleaved(run)))
         }
-        const reader = yield* StorageKysely.make(db.withPlugin(interleave))
+        const reader = yield* StorageKysely.make(readerEngine)
         const read = Option.getOrThrow(yield* reader.shipments.findByTrackNo(s.trackNo))
         yield* Effect.promise(() => Promise.all(pending))
         expect(armed).toBe(false)

@@ -11,28 +11,26 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { type CompiledQuery, Kysely, type LogConfig, PostgresDialect, sql, SqliteDialect } from "kysely"
+import { sql } from "kysely"
 import pg from "pg"
 import { describe, inject } from "vitest"
-import { migrate, sqliteKysely, StorageKysely } from "../src/index.js"
+import { migrate, postgresEngine, sqliteEngine, type StorageEngine, StorageKysely } from "../src/index.js"
 import { defaultPostgresUrl } from "./globalSetup.js"
 
 export type Dialect = "sqlite" | "postgres"
 
 /** What a test may ask of a target's database. */
 export interface OpenOptions {
-  /** Kysely's `log` (statements the synchronous SQLite path runs on the handle are not logged). */
-  readonly log?: LogConfig
+  /** Called with every statement the engine sends (transaction control included). */
+  readonly onStatement?: (sql: string, parameters: ReadonlyArray<unknown>) => void
 }
 
 /** One database setup the suites run against. */
 export interface Target {
   readonly name: string
   readonly dialect: Dialect
-  /** True when statements bypass Kysely (the synchronous SQLite path). */
-  readonly synchronous: boolean
-  /** A fresh, empty (unmigrated) Kysely instance, destroyed (and its data removed) when the scope closes. */
-  readonly open: (options?: OpenOptions) => Effect.Effect<Kysely<any>, unknown, Scope.Scope>
+  /** A fresh, empty (unmigrated) engine, closed (and its data removed) when the scope closes. */
+  readonly open: (options?: OpenOptions) => Effect.Effect<StorageEngine, unknown, Scope.Scope>
 }
 
 const tempDir = Effect.acquireRelease(
@@ -40,29 +38,21 @@ const tempDir = Effect.acquireRelease(
   (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
 )
 
-const destroy = (db: Kysely<any>) => Effect.promise(() => db.destroy())
+const close = (engine: StorageEngine) => Effect.promise(() => engine.close())
 
 const sqliteMemory: Target = {
   name: "sqlite (memory)",
   dialect: "sqlite",
-  synchronous: false,
   open: (options = {}) =>
     Effect.acquireRelease(
-      Effect.sync(
-        () =>
-          new Kysely<any>({
-            dialect: new SqliteDialect({ database: new Database(":memory:") }),
-            ...(options.log === undefined ? {} : { log: options.log })
-          })
-      ),
-      destroy
+      Effect.sync(() => sqliteEngine(new Database(":memory:"), options)),
+      close
     )
 }
 
 const sqliteFileWal: Target = {
   name: "sqlite (file, WAL)",
   dialect: "sqlite",
-  synchronous: false,
   open: (options = {}) =>
     Effect.flatMap(tempDir, (dir) =>
       Effect.acquireRelease(
@@ -70,30 +60,9 @@ const sqliteFileWal: Target = {
           const sqlite = new Database(path.join(dir, "waybill.db"))
           const mode = sqlite.pragma("journal_mode = WAL", { simple: true })
           if (mode !== "wal") throw new Error(`journal_mode is ${String(mode)}, expected wal`)
-          return new Kysely<any>({
-            dialect: new SqliteDialect({ database: sqlite }),
-            ...(options.log === undefined ? {} : { log: options.log })
-          })
+          return sqliteEngine(sqlite, options)
         }),
-        destroy
-      )
-    )
-}
-
-/** A WAL file registered for the synchronous path (`sqliteKysely`): statements skip Kysely's driver. */
-const sqliteFileSync: Target = {
-  name: "sqlite (file, WAL, synchronous path)",
-  dialect: "sqlite",
-  synchronous: true,
-  open: () =>
-    Effect.flatMap(tempDir, (dir) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          const sqlite = new Database(path.join(dir, "waybill.db"))
-          sqlite.pragma("journal_mode = WAL")
-          return sqliteKysely<any>(sqlite)
-        }),
-        destroy
+        close
       )
     )
 }
@@ -112,7 +81,6 @@ let schemas = 0
 const postgres: Target = {
   name: "postgres",
   dialect: "postgres",
-  synchronous: false,
   open: (options = {}) => {
     const schema = `waybill_test_${process.pid}_${Date.now().toString(36)}_${(schemas++).toString(36)}`
     return Effect.acquireRelease(
@@ -123,24 +91,21 @@ const postgres: Target = {
           max: 10,
           connectionTimeoutMillis: 5_000
         })
-        const db = new Kysely<any>({
-          dialect: new PostgresDialect({ pool }),
-          ...(options.log === undefined ? {} : { log: options.log })
-        })
+        const engine = postgresEngine(pool, options)
         try {
-          await sql`create schema ${sql.id(schema)}`.execute(db)
+          await sql`create schema ${sql.id(schema)}`.execute(engine.kysely)
         } catch (error) {
-          await db.destroy()
+          await engine.close()
           throw error
         }
-        return db
+        return engine
       }),
-      (db) =>
+      (engine) =>
         Effect.promise(async () => {
           try {
-            await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db)
+            await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(engine.kysely)
           } finally {
-            await db.destroy()
+            await engine.close()
           }
         })
     )
@@ -148,7 +113,7 @@ const postgres: Target = {
 }
 
 const registry: Readonly<Record<Dialect, ReadonlyArray<Target>>> = {
-  sqlite: [sqliteMemory, sqliteFileWal, sqliteFileSync],
+  sqlite: [sqliteMemory, sqliteFileWal],
   postgres: [postgres]
 }
 
@@ -187,14 +152,28 @@ export const storageLayer = (target: Target) =>
     })
   )
 
-/** A fresh database of `target` whose Kysely records every query it runs. */
+/** A statement an engine sent. */
+export interface Sent {
+  readonly sql: string
+  readonly parameters: ReadonlyArray<unknown>
+}
+
+const CONTROL = /^(begin|start transaction|commit|rollback|savepoint|release)\b/i
+
+/**
+ * A fresh database of `target` whose engine records the statements it sends: `queries` the
+ * stores' own, `all` with transaction control too (`begin`, `savepoint`, `commit`, ...: on
+ * SQLite a single write outside a transaction is committed in a batch of its own).
+ */
 export const recording = (target: Target) =>
   Effect.gen(function* () {
-    const queries: Array<CompiledQuery> = []
+    const queries: Array<Sent> = []
+    const all: Array<Sent> = []
     const db = yield* target.open({
-      log: (event) => {
-        if (event.level === "query") queries.push(event.query)
+      onStatement: (sql, parameters) => {
+        all.push({ sql, parameters })
+        if (!CONTROL.test(sql)) queries.push({ sql, parameters })
       }
     })
-    return { db, queries }
+    return { db, queries, all }
   })

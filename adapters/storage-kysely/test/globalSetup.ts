@@ -5,8 +5,10 @@
  *
  * - `WAYBILL_TEST_DIALECTS` set: exactly those dialects. When it names `postgres` and the server
  *   at `WAYBILL_PG_URL` does not answer, the run fails here (an explicit request never skips).
- * - unset: `sqlite,postgres` when the server answers within a second, else `sqlite` and one
- *   warning line.
+ * - unset, on CI (`CI` set and not `false`/`0`): `sqlite,postgres`, and a missing server fails
+ *   the run: a CI machine whose PostgreSQL is slow or absent must not pass on SQLite alone.
+ * - unset, elsewhere: `sqlite,postgres` when the server answers within a second, else `sqlite`
+ *   and a notice that the postgres suites did not run.
  */
 import pg from "pg"
 import type { TestProject } from "vitest/node"
@@ -39,11 +41,19 @@ const probe = async (url: string): Promise<string | undefined> => {
 /** Hides the password of a URL for messages. */
 const redacted = (url: string): string => url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@")
 
+/** True on a CI machine (`CI=true`, as every CI service sets it). */
+export const onCi = (env: NodeJS.ProcessEnv = process.env): boolean => {
+  const ci = env["CI"]
+  return ci !== undefined && ci !== "" && ci !== "false" && ci !== "0"
+}
+
 export default async function setup(project: TestProject): Promise<void> {
   const explicit = process.env["WAYBILL_TEST_DIALECTS"]
   let dialects: ReadonlyArray<string>
-  if (explicit !== undefined) {
-    dialects = explicit
+  if (explicit !== undefined || onCi()) {
+    const why =
+      explicit !== undefined ? "WAYBILL_TEST_DIALECTS names postgres" : "CI is set (CI runs require PostgreSQL)"
+    dialects = (explicit ?? "sqlite,postgres")
       .split(",")
       .map((d) => d.trim())
       .filter((d) => d !== "")
@@ -51,7 +61,7 @@ export default async function setup(project: TestProject): Promise<void> {
       const failure = await probe(postgresUrl())
       if (failure !== undefined) {
         throw new Error(
-          `WAYBILL_TEST_DIALECTS names postgres, but PostgreSQL at ${redacted(postgresUrl())} is not reachable: ${failure}`
+          `${why}, but PostgreSQL at ${redacted(postgresUrl())} is not reachable: ${failure}. Start the server (or point WAYBILL_PG_URL at one); the postgres storage suites must run, not disappear.`
         )
       }
     }
@@ -61,7 +71,9 @@ export default async function setup(project: TestProject): Promise<void> {
       dialects = ["sqlite", "postgres"]
     } else {
       console.warn(
-        `[@waybill/storage-kysely] PostgreSQL at ${redacted(postgresUrl())} is not reachable (${failure}): postgres storage tests are skipped; set WAYBILL_TEST_DIALECTS=sqlite,postgres to require them`
+        `\n[@waybill/storage-kysely] NOTICE: PostgreSQL at ${redacted(postgresUrl())} is not reachable (${failure}).\n` +
+          `  This run covers SQLITE ONLY: every postgres storage suite is left out.\n` +
+          `  CI (CI=true) or WAYBILL_TEST_DIALECTS=sqlite,postgres make a missing server fail the run.\n`
       )
       dialects = ["sqlite"]
     }

@@ -4,9 +4,9 @@
  * issues the statements Waybill issues, in the same order and transactions:
  *
  * - the IP block check and the API key lookup (HMAC-SHA-256 of the key, joined with its account);
- * - per shipment, one transaction: the shipment row, its two stop rows, its leg, the
- *   `shipment.booked` event and the webhook fan-out for it (Waybill's `insert ... select` over
- *   the account's subscriptions).
+ * - per shipment, one transaction: the shipment row, its two stop rows (the delivery stop
+ *   carrying the leg that arrives at it), the `shipment.booked` event and the webhook fan-out
+ *   for it (Waybill's `insert ... select` over the account's subscriptions).
  *
  * What it leaves out is everything but storage: no validation beyond the floor's required
  * fields, no sanitizing, ZIP lookup, dates, ETA or rating (the derived columns hold the bench
@@ -21,7 +21,7 @@ import { createHmac, randomBytes, randomInt } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
-import { migrate, sqliteKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { migrate, sqliteEngine } from "@waybill/storage-kysely"
 import { REQUIRED_FIELDS } from "./floor.js"
 import {
   bookingBody,
@@ -68,8 +68,11 @@ const SHIPMENT_INSERT = `insert into "waybill_shipments" ("track_no", "customer_
   ?, ?, ?, ?, ?)`
 
 const STOP_COLUMNS = `("track_no", "seq", "role", "external_id", "name", "address", "city", "state", "zip",
-  "contact_name", "phone", "note", "latitude", "longitude", "time_zone", "status", "eta_at")`
-const STOP_VALUES = "(?, ?, ?, null, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, 'pending', ?)"
+  "contact_name", "phone", "note", "latitude", "longitude", "time_zone", "status", "eta_at", "leg_seq", "leg_from",
+  "leg_miles")`
+// The pickup has no arriving leg; the delivery stop carries leg 0 (from the pickup).
+const PICKUP_VALUES = "(?, ?, ?, null, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, 'pending', ?, null, null, null)"
+const DELIVERY_VALUES = "(?, ?, ?, null, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, 'pending', ?, 0, 0, ?)"
 
 const KEY_LOOKUP = `select "k".*, "a"."name" as "account_name", "a"."cancel_mode" as "account_cancel_mode",
   "a"."rate_card" as "account_rate_card", "a"."ip_allowlist" as "account_ip_allowlist",
@@ -91,7 +94,7 @@ const eventId = (now: number): string => `evt_${now.toString(32).padStart(10, "0
 export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
   const sqlite = new Database(dbFile)
   for (const p of PRAGMAS) sqlite.pragma(p)
-  await Effect.runPromise(migrate(sqliteKysely<WaybillDatabase>(sqlite)))
+  await Effect.runPromise(migrate(sqliteEngine(sqlite)))
   const pragmas: Record<string, string> = {}
   for (const name of PRAGMA_NAMES) pragmas[name] = pragmaValue(sqlite.pragma(name) as ReadonlyArray<unknown>)
 
@@ -115,10 +118,7 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
   const keyLookup = sqlite.prepare(KEY_LOOKUP)
   const insertShipment = sqlite.prepare(SHIPMENT_INSERT)
   const insertStops = sqlite.prepare(
-    `insert into "waybill_stops" ${STOP_COLUMNS} values ${STOP_VALUES}, ${STOP_VALUES}`
-  )
-  const insertLeg = sqlite.prepare(
-    `insert into "waybill_legs" ("track_no", "seq", "from_stop", "to_stop", "miles") values (?, 0, 0, 1, ?)`
+    `insert into "waybill_stops" ${STOP_COLUMNS} values ${PICKUP_VALUES}, ${DELIVERY_VALUES}`
   )
   const insertEvent = sqlite.prepare(
     `insert into "waybill_events" ("id", "track_no", "customer_no", "type", "sequence", "livemode", "occurred_at", "data")
@@ -126,7 +126,7 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
   )
   const fanOut = sqlite.prepare(FAN_OUT)
 
-  /** One shipment, its stops, leg, event and deliveries, in one transaction (as Waybill's `book`). */
+  /** One shipment, its stops (with the leg), event and deliveries, in one transaction (as Waybill's `book`). */
   const bookOne = sqlite.transaction((s: Json, customerNo: string, jsonstrn: string, now: number, trackNo: string) => {
     const d = DERIVED
     const c = d.charge
@@ -170,9 +170,8 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
         now
       ],
       ...[trackNo, 1, "delivery", d.delivery.name, String(s["DeliverAddress"]), d.delivery.city, d.delivery.state],
-      ...[String(s["DeliverZip"]), "", "", d.delivery.lat, d.delivery.lon, d.timeZone, eta]
+      ...[String(s["DeliverZip"]), "", "", d.delivery.lat, d.delivery.lon, d.timeZone, eta, d.miles]
     )
-    insertLeg.run(trackNo, d.miles)
     const id = eventId(now)
     insertEvent.run(
       id,

@@ -5,10 +5,9 @@
  *
  *   pnpm build && cd examples/http-host && node --conditions=waybill-dist --import tsx bench/inproc.ts \
  *     [--n 4000] [--sql] [--concurrency 32]
- *     [--profile out.cpuprofile] [--kysely] [--fetch]
+ *     [--profile out.cpuprofile] [--fetch]
  *
  * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);
- * `--kysely` runs storage through Kysely's own SQLite driver instead of the synchronous path;
  * `--fetch` calls `handler(Request)` (what Hono, Bun or Deno use) instead of `handleRaw` with a
  * plain request and body bytes (what `@waybill/http-node` does, and what `pnpm bench` measures).
  *
@@ -20,10 +19,9 @@ import { join } from "node:path"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { Kysely, SqliteDialect } from "kysely"
 import { Accounts, Config } from "@waybill/core"
 import { createHandler } from "@waybill/http"
-import { migrate, sqliteKysely, type WaybillDatabase, withStatementCache } from "@waybill/storage-kysely"
+import { migrate, sqliteEngine, type SqliteHandle } from "@waybill/storage-kysely"
 import { waybillLayer } from "../src/host.js"
 import { SAFETY_NET_PAGES, startCheckpointer } from "../src/checkpointer.js"
 import { startProfiler } from "./cpuprofile.js"
@@ -78,9 +76,7 @@ const driver = SQL
       }
     })
   : sqlite
-const db = process.argv.includes("--kysely")
-  ? new Kysely<WaybillDatabase>({ dialect: new SqliteDialect({ database: withStatementCache(driver) }) })
-  : sqliteKysely<WaybillDatabase>(driver)
+const db = sqliteEngine(driver as SqliteHandle)
 await Effect.runPromise(migrate(db))
 const config = {
   ...Config.defaults,
@@ -158,5 +154,5 @@ if (SQL) {
 }
 await handler.dispose()
 await checkpointer.stop()
-await db.destroy()
+await db.close()
 rmSync(dir, { recursive: true, force: true })

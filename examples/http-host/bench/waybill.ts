@@ -34,7 +34,9 @@ export const startWaybill: StartTarget = async ({ dbFile, host, port }) => {
   const db = running.database.db
   try {
     const created = await Effect.runPromise(
-      Accounts.createAccount({ name: "Bench customer" }).pipe(Effect.provide(waybillLayer(db, { dbFile })))
+      Accounts.createAccount({ name: "Bench customer" }).pipe(
+        Effect.provide(waybillLayer(running.database.engine, { dbFile }))
+      )
     )
     const pragmas: Record<string, string> = {}
     for (const name of PRAGMA_NAMES) {

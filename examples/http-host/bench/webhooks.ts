@@ -75,11 +75,11 @@ const main = async () => {
           )
           n += Math.min(perShipment, EVENTS - n)
         }
-      }).pipe(Effect.provide(waybillLayer(database.db, { dbFile })))
+      }).pipe(Effect.provide(waybillLayer(database.engine, { dbFile })))
     )
 
     const layer = Layer.mergeAll(
-      StorageKysely.layer(database.db),
+      StorageKysely.layer(database.engine),
       Entropy.webCrypto,
       keyRingLayer(loadMasterSecret(`${dbFile}.secret`)),
       transportLayer({ allowPrivate: ["127.0.0.1"], ca: [pems.cert] })

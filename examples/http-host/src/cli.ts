@@ -166,7 +166,7 @@ const withCore = async <A, E>(program: Effect.Effect<A, E, HostServices>): Promi
   mkdirSync(dirname(dbFile), { recursive: true })
   const database = await openDatabase(dbFile)
   try {
-    const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(waybillLayer(database.db, hostOptions))))
+    const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(waybillLayer(database.engine, hostOptions))))
     if (Exit.isSuccess(exit)) return exit.value
     throw Cause.squash(exit.cause)
   } finally {
@@ -235,10 +235,10 @@ const commands: Record<string, () => Promise<void>> = {
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .executeTakeFirstOrThrow()
     let demo: { customer_no: string; live_key: string; test_key: string } | undefined
-    // The demo account goes through the server's own database handle (one Kysely per file).
+    // The demo account goes through the server's own engine (one engine per file).
     if (Number(count.n) === 0) {
       demo = await Effect.runPromise(
-        createAccount("Demo customer").pipe(Effect.provide(waybillLayer(host.database.db, hostOptions)))
+        createAccount("Demo customer").pipe(Effect.provide(waybillLayer(host.database.engine, hostOptions)))
       )
     }
     if (json) out("", { url: host.url, db: dbFile, demo_account: demo ?? null })

@@ -1,7 +1,7 @@
 /**
  * @module host
  *
- * Composes Waybill for the example host: SQLite through better-sqlite3 (WAL) and Kysely, the
+ * Composes Waybill for the example host: SQLite through better-sqlite3 (WAL), the
  * geo-us dataset, the WebCrypto CSPRNG, and a KeyRing derived from a secret file. Everything a
  * team embedding Waybill would write in its own server, in one place.
  */
@@ -21,7 +21,7 @@ import { ImageSharp } from "@waybill/image-sharp"
 import { RateLimitBuffered } from "@waybill/rate-limit-buffered"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
-import { migrate, sqliteKysely, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { migrate, sqliteEngine, type StorageEngine, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
 import { SAFETY_NET_PAGES, startCheckpointer } from "./checkpointer.js"
 import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
@@ -40,6 +40,9 @@ export interface HostOptions {
 
 /** An open database with Waybill's tables migrated. */
 export interface OpenDatabase {
+  /** The storage engine over the file's handle: what `StorageKysely.layer` takes. */
+  readonly engine: StorageEngine
+  /** A Kysely over the same engine, for the host's own queries (never inside a Waybill transaction). */
   readonly db: Kysely<WaybillDatabase>
   readonly close: () => Promise<void>
 }
@@ -60,30 +63,35 @@ export const openDatabase = async (file: string, options: OpenOptions = {}): Pro
   sqlite.pragma("synchronous = NORMAL")
   sqlite.pragma("busy_timeout = 5000")
   sqlite.pragma("foreign_keys = ON")
-  // Registered for the synchronous path: Waybill's statements run on the handle directly.
-  const db = sqliteKysely<WaybillDatabase>(sqlite)
-  await Effect.runPromise(migrate(db))
-  if (options.backgroundCheckpoints !== true) return { db, close: () => db.destroy() }
+  // Waybill's statements run on the handle synchronously; its transactions are group-committed.
+  const engine = sqliteEngine(sqlite)
+  const db = engine.kysely
+  await Effect.runPromise(migrate(engine))
+  if (options.backgroundCheckpoints !== true) return { engine, db, close: () => engine.close() }
   sqlite.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`)
   // Once a checkpoint has emptied it, a WAL that grew under a burst is cut back to 64 MiB.
   sqlite.pragma(`journal_size_limit = ${64 * 1024 * 1024}`)
   const checkpointer = startCheckpointer(file)
   return {
+    engine,
     db,
     close: async () => {
       await checkpointer.stop()
-      await db.destroy()
+      await engine.close()
     }
   }
 }
 
 /** Every port the handler and the CLI need, over one database. */
-export const waybillLayer = (db: Kysely<WaybillDatabase>, options: HostOptions) =>
+export const waybillLayer = (engine: StorageEngine, options: HostOptions) =>
   Layer.mergeAll(
     // Request-limit counts in memory, flushed to the shared SQL counters every second
     // (docs/abuse-and-rate-limits.md, "Buffered counts"): no counter write per request. Abuse
     // and provisioning counters stay exact in SQL (an operator's unblock resets them at once).
-    Layer.provideMerge(RateLimitBuffered.bufferedLayer({ select: Admission.isRequestBucket }), StorageKysely.layer(db)),
+    Layer.provideMerge(
+      RateLimitBuffered.bufferedLayer({ select: Admission.isRequestBucket }),
+      StorageKysely.layer(engine)
+    ),
     GeoUs.layer,
     Entropy.webCrypto,
     WaybillConfig.layer(options.config),
@@ -129,8 +137,8 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const database = await openDatabase(options.dbFile, { backgroundCheckpoints: true })
   const base =
     options.extraLayer === undefined
-      ? waybillLayer(database.db, options)
-      : Layer.merge(waybillLayer(database.db, options), options.extraLayer)
+      ? waybillLayer(database.engine, options)
+      : Layer.merge(waybillLayer(database.engine, options), options.extraLayer)
   const provisioned = Layer.merge(base, provisioningLayer(options.dbFile, options.mail))
   const layer = options.clock === undefined ? provisioned : Layer.merge(provisioned, Layer.setClock(options.clock))
   // The server listens first so that, without --base-url, links sent by e-mail use the address it
@@ -166,7 +174,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const dispatcher: RunningDispatcher | undefined =
     options.webhooks?.dispatch === false
       ? undefined
-      : startDispatcher(database.db, options.secretFile ?? `${options.dbFile}.secret`, options.webhooks)
+      : startDispatcher(database.engine, options.secretFile ?? `${options.dbFile}.secret`, options.webhooks)
   return {
     url,
     server,

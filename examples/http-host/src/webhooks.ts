@@ -9,9 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { Kysely } from "kysely"
 import { type ClientIp, Entropy, Ssrf, Webhooks } from "@waybill/core"
-import { StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { type StorageEngine, StorageKysely } from "@waybill/storage-kysely"
 import { WebhookFetch } from "@waybill/webhook-fetch"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
 
@@ -54,16 +53,16 @@ export interface RunningDispatcher {
 }
 
 /**
- * Forks the dispatcher over `db`. Stopping interrupts it wherever it is; a delivery sent but
+ * Forks the dispatcher over `engine`. Stopping interrupts it wherever it is; a delivery sent but
  * not yet recorded is sent again by the next dispatcher once its lease expires.
  */
 export const startDispatcher = (
-  db: Kysely<WaybillDatabase>,
+  engine: StorageEngine,
   secretFile: string,
   options: WebhookHostOptions = {}
 ): RunningDispatcher => {
   const layer = Layer.mergeAll(
-    StorageKysely.layer(db),
+    StorageKysely.layer(engine),
     Entropy.webCrypto,
     keyRingLayer(loadMasterSecret(secretFile)),
     transportLayer(options)

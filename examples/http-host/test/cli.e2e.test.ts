@@ -59,7 +59,7 @@ describe("pnpm waybill (CLI)", () => {
     const database = await openDatabase(db)
     const booked = await Effect.runPromise(
       bookAs(created.out.live_key, { data: { shipments: [shipment()] } }).pipe(
-        Effect.provide(waybillLayer(database.db, { dbFile: db }))
+        Effect.provide(waybillLayer(database.engine, { dbFile: db }))
       )
     )
     await database.close()
@@ -103,7 +103,7 @@ describe("pnpm waybill (CLI)", () => {
     const database = await openDatabase(db)
     const booked = await Effect.runPromise(
       bookAs(created.out.live_key, { data: { jsonstrn: "corr-42", shipments: [detailedShipment()] } }).pipe(
-        Effect.provide(waybillLayer(database.db, { dbFile: db }))
+        Effect.provide(waybillLayer(database.engine, { dbFile: db }))
       )
     )
     await database.close()

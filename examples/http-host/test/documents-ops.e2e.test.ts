@@ -393,7 +393,7 @@ describe("pnpm waybill document|signature|order (CLI)", () => {
         Effect.flatMap((principal) =>
           Booking.createShipments({ principal, body: { data: { shipments: [shipment()] } } })
         ),
-        Effect.provide(waybillLayer(database.db, { dbFile: db }))
+        Effect.provide(waybillLayer(database.engine, { dbFile: db }))
       )
     )
     await database.close()

@@ -28,15 +28,15 @@ import { Entropy, KeyRing, type SecretPurpose, WaybillConfig } from "@waybill/co
 import { GeoUs } from "@waybill/geo-us"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
-import { migrate, sqliteKysely, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import { migrate, sqliteEngine, StorageKysely } from "@waybill/storage-kysely"
 
 /** Waybill over the team's SQLite file. `masterSecret` comes from outside the database. */
 async function openWaybill(dbFile: string, masterSecret: Uint8Array, operatorToken: string) {
   const sqlite = new Database(dbFile)
   sqlite.pragma("journal_mode = WAL")
   sqlite.pragma("busy_timeout = 5000")
-  const db = sqliteKysely<WaybillDatabase>(sqlite) // a Kysely whose Waybill statements run on `sqlite` directly
-  await Effect.runPromise(migrate(db)) // creates or upgrades the waybill_* tables, nothing else
+  const storage = sqliteEngine(sqlite) // Waybill's statements on `sqlite`, transactions group-committed
+  await Effect.runPromise(migrate(storage)) // creates or upgrades the waybill_* tables, nothing else
 
   // One secret per purpose, derived from the master secret; ids must change when material does.
   const secret = (purpose: SecretPurpose) => [
@@ -52,11 +52,17 @@ async function openWaybill(dbFile: string, masterSecret: Uint8Array, operatorTok
     webhook: secret("webhook")
   })
 
-  const layer = Layer.mergeAll(StorageKysely.layer(db), GeoUs.layer, Entropy.webCrypto, WaybillConfig.layer(), keyRing)
+  const layer = Layer.mergeAll(
+    StorageKysely.layer(storage),
+    GeoUs.layer,
+    Entropy.webCrypto,
+    WaybillConfig.layer(),
+    keyRing
+  )
   const waybill = createHandler(layer, { operatorToken: Redacted.make(operatorToken) })
   const close = async () => {
     await waybill.dispose()
-    await db.destroy() // also closes the better-sqlite3 handle
+    await storage.close() // also closes the better-sqlite3 handle
   }
   return { layer, waybill, close }
 }

@@ -82,7 +82,7 @@ export const startHost = async (
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     ...(options.mail === undefined ? {} : { mail: options.mail })
   })
-  const layer = waybillLayer(host.database.db, { dbFile, config: options.config ?? e2eConfig })
+  const layer = waybillLayer(host.database.engine, { dbFile, config: options.config ?? e2eConfig })
   const run = <A, E>(program: Effect.Effect<A, E, HostServices>) =>
     Effect.runPromise(program.pipe(Effect.provide(layer)))
   const newAccount = async (name = "Test customer"): Promise<TestAccount> => {

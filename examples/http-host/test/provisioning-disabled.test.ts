@@ -17,7 +17,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "waybill-noprov-"))
   const dbFile = join(dir, "waybill.db")
   database = await openDatabase(dbFile)
-  handler = createHandler(waybillLayer(database.db, { dbFile }))
+  handler = createHandler(waybillLayer(database.engine, { dbFile }))
 })
 afterAll(async () => {
   await handler.dispose()

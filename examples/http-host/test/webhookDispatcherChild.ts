@@ -9,7 +9,7 @@ import { startDispatcher } from "../src/webhooks.js"
 
 const [dbFile, caFile, leaseMs] = process.argv.slice(2)
 const database = await openDatabase(dbFile!)
-startDispatcher(database.db, `${dbFile}.secret`, {
+startDispatcher(database.engine, `${dbFile}.secret`, {
   allowPrivate: ["127.0.0.1"],
   ca: [readFileSync(caFile!, "utf8")],
   idleMs: 20,

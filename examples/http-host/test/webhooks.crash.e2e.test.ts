@@ -65,7 +65,7 @@ describe("webhook dispatcher crash safety", () => {
 
       const dbFile = join(dir, "waybill.db")
       const database = await openDatabase(dbFile)
-      const layer = waybillLayer(database.db, { dbFile })
+      const layer = waybillLayer(database.engine, { dbFile })
       const shipments = ["S1", "S2", "S3", "S4"]
       const ids = await Effect.runPromise(
         Effect.gen(function* () {

@@ -12,7 +12,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
-import { Kysely, SqliteDialect } from "kysely"
 import {
   Entropy,
   EventOutbox,
@@ -25,7 +24,7 @@ import {
   type WebhookRequest,
   type WebhookResponse
 } from "@waybill/core"
-import { migrate, StorageKysely } from "@waybill/storage-kysely"
+import { migrate, sqliteEngine, StorageKysely } from "@waybill/storage-kysely"
 import { keyRingLayer } from "../src/secrets.js"
 import { Mail, type MailMessage, Mailer, ProvisioningStore } from "@waybill/core"
 import { ProvisioningStoreContract } from "@waybill/testkit"
@@ -46,8 +45,8 @@ const down: WebhookResponse = { _tag: "NoAnswer", reason: "network", durationMs:
 const setup = (script: Script) =>
   Effect.gen(function* () {
     const db = yield* Effect.acquireRelease(
-      Effect.sync(() => new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(":memory:") }) })),
-      (d) => Effect.promise(() => d.destroy())
+      Effect.sync(() => sqliteEngine(new Database(":memory:"))),
+      (d) => Effect.promise(() => d.close())
     )
     yield* migrate(db)
     const sent: Array<WebhookRequest> = []

@@ -50,6 +50,10 @@ export const cases = [
   "transaction rolls back on defect",
   "transaction rolls back on interruption",
   "nested transaction joins the outer one",
+  "concurrent transactions: every one answered is committed",
+  "concurrent transactions: a failing one rolls back alone",
+  "concurrent transactions: a unique violation fails only its own",
+  "concurrent transactions: nested calls join their own outer transaction",
   "accounts insert/find/update",
   "duplicate customer_no -> DuplicateKey",
   "putKey replaces the slot",
@@ -372,6 +376,145 @@ const body: { readonly [K in ContractCase]: Effect.Effect<void, unknown, Storage
     )
     expect(some(yield* shipments.findByTrackNo(kept.trackNo))).toEqual(kept)
     expect((yield* outbox.listByShipment(kept.trackNo)).map((e) => e.sequence)).toEqual([1])
+  }),
+
+  // An adapter may commit concurrent transactions together (SQLite's engine batches them, each
+  // under its own savepoint): whatever it does, each caller sees its own transaction's outcome
+  // and nothing else's.
+  "concurrent transactions: every one answered is committed": Effect.gen(function* () {
+    const { outbox, shipments, tx } = yield* stores
+    const all = Array.from({ length: 24 }, () => Fixtures.shipment())
+    const answered = yield* Effect.all(
+      all.map((s) =>
+        tx
+          .withTransaction(
+            Effect.gen(function* () {
+              yield* shipments.insert(s)
+              yield* Effect.yieldNow() // let the others start meanwhile
+              return yield* outbox.append(eventFor(s))
+            })
+          )
+          // As soon as this one is answered (the others may still run), its writes are there.
+          .pipe(
+            Effect.tap(() =>
+              Effect.flatMap(shipments.findByTrackNo(s.trackNo), (found) => Effect.sync(() => some(found)))
+            )
+          )
+      ),
+      { concurrency: "unbounded" }
+    )
+    for (const [i, s] of all.entries()) {
+      expect(some(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
+      expect(yield* outbox.listByShipment(s.trackNo)).toEqual([answered[i]])
+    }
+  }),
+
+  "concurrent transactions: a failing one rolls back alone": Effect.gen(function* () {
+    const { outbox, shipments, tx } = yield* stores
+    const all = Array.from({ length: 12 }, () => Fixtures.shipment())
+    const outcome = (i: number) => (i % 4 === 1 ? "fail" : i % 4 === 3 ? "die" : "commit")
+    const exits = yield* Effect.all(
+      all.map((s, i) =>
+        Effect.exit(
+          tx.withTransaction(
+            Effect.gen(function* () {
+              yield* shipments.insert(s)
+              yield* Effect.yieldNow()
+              yield* outbox.append(eventFor(s))
+              if (outcome(i) === "fail") return yield* Effect.fail(`boom ${i}`)
+              if (outcome(i) === "die") return yield* Effect.die(new Error(`kaboom ${i}`))
+              return i
+            })
+          )
+        )
+      ),
+      { concurrency: "unbounded" }
+    )
+    for (const [i, s] of all.entries()) {
+      const exit = exits[i]!
+      if (outcome(i) === "commit") {
+        expect(exit).toStrictEqual(Exit.succeed(i))
+        expect(some(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
+        expect((yield* outbox.listByShipment(s.trackNo)).map((e) => e.sequence)).toEqual([1])
+      } else {
+        if (outcome(i) === "fail") expect(exit).toStrictEqual(Exit.fail(`boom ${i}`))
+        else expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+        yield* expectAbsent(s)
+      }
+    }
+  }),
+
+  "concurrent transactions: a unique violation fails only its own": Effect.gen(function* () {
+    const { outbox, shipments, tx } = yield* stores
+    const taken = Fixtures.shipment()
+    yield* shipments.insert(taken)
+    const others = Array.from({ length: 8 }, () => Fixtures.shipment())
+    const loser = Fixtures.shipment()
+    const results = yield* Effect.all(
+      [
+        Effect.either(
+          tx.withTransaction(
+            Effect.gen(function* () {
+              yield* shipments.insert(loser)
+              yield* Effect.yieldNow()
+              // The second write of this transaction hits a taken tracking number.
+              yield* shipments.insert({ ...Fixtures.shipment(), trackNo: taken.trackNo })
+            })
+          )
+        ),
+        ...others.map((s) =>
+          Effect.either(
+            tx.withTransaction(
+              Effect.gen(function* () {
+                yield* shipments.insert(s)
+                yield* Effect.yieldNow()
+                yield* outbox.append(eventFor(s))
+              })
+            )
+          )
+        )
+      ],
+      { concurrency: "unbounded" }
+    )
+    expect(Either.isLeft(results[0]!) && results[0].left).toMatchObject({ _tag: "DuplicateKey", what: "track_no" })
+    expect(results.slice(1).every(Either.isRight)).toBe(true)
+    yield* expectAbsent(loser)
+    expect(some(yield* shipments.findByTrackNo(taken.trackNo))).toEqual(taken)
+    for (const s of others) {
+      expect(some(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
+      expect((yield* outbox.listByShipment(s.trackNo)).map((e) => e.sequence)).toEqual([1])
+    }
+  }),
+
+  "concurrent transactions: nested calls join their own outer transaction": Effect.gen(function* () {
+    const { outbox, shipments, tx } = yield* stores
+    const all = Array.from({ length: 10 }, () => Fixtures.shipment())
+    const exits = yield* Effect.all(
+      all.map((s, i) =>
+        Effect.exit(
+          tx.withTransaction(
+            Effect.gen(function* () {
+              // The inner transactions complete; the outer decides for them.
+              yield* tx.withTransaction(shipments.insert(s))
+              yield* Effect.yieldNow()
+              yield* tx.withTransaction(outbox.append(eventFor(s)))
+              if (i % 2 === 1) return yield* Effect.fail(`outer ${i}`)
+            })
+          )
+        )
+      ),
+      { concurrency: "unbounded" }
+    )
+    for (const [i, s] of all.entries()) {
+      if (i % 2 === 1) {
+        expect(exits[i]).toStrictEqual(Exit.fail(`outer ${i}`))
+        yield* expectAbsent(s)
+      } else {
+        expect(Exit.isSuccess(exits[i]!)).toBe(true)
+        expect(some(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
+        expect((yield* outbox.listByShipment(s.trackNo)).map((e) => e.sequence)).toEqual([1])
+      }
+    }
   }),
 
   "accounts insert/find/update": Effect.gen(function* () {

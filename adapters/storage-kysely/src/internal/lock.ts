@@ -1,13 +1,14 @@
 /**
- * One lock per SQLite handle for the synchronous path (`SyncSqlite`): held by the fiber whose
- * transaction is open, and by Kysely-built queries while they run. Every `Connection` over the
- * same handle shares it, so two layers over one database serialize their transactions.
+ * The lock of a SQLite engine's one connection (`SqliteEngine`): held by the transaction unit
+ * whose body is running, by a statement that must not see a unit half done, and by a connection
+ * reserved for Kysely's own driver. Units run one at a time on the connection; the batch they
+ * form commits when the lock is free (see `SqliteEngine`).
  *
- * A release frees the lock and wakes the first waiter, which then takes it if it is still free
- * (and otherwise waits again, at the head of the queue). It does not hand the lock over: a woken
- * fiber only runs once the scheduler gets to it, and a lock held for it meanwhile made every
- * other fiber's statements queue behind it too, a convoy that, once formed under load, never
- * cleared (measured: nearly every statement of a booking waited).
+ * A release frees the lock, runs the owner's `onFree` hook (the batch commit waiting for a free
+ * lock), and wakes the first waiter, which then takes it if it is still free (and otherwise
+ * waits again, at the head of the queue). It does not hand the lock over: a woken fiber only
+ * runs once the scheduler gets to it, and a lock held for it meanwhile made every other fiber's
+ * statements queue behind it too, a convoy that, once formed under load, never cleared.
  */
 import * as Effect from "effect/Effect"
 
@@ -16,11 +17,12 @@ export interface Lock {
   readonly locked: boolean
   /** Takes the lock, waiting for it when it is held. */
   readonly acquire: Effect.Effect<void>
-  /** Frees the lock and wakes the first waiter. */
-  readonly releaseEffect: Effect.Effect<void>
+  /** Frees the lock, runs `onFree`, and wakes the first waiter. */
+  readonly release: () => void
 }
 
-const make = (): Lock => {
+/** A lock; `onFree` runs on every release, before a waiter is woken. */
+export const makeLock = (onFree: () => void = () => {}): Lock => {
   let locked = false
   const waiters: Array<() => void> = []
   const wakeNext = () => {
@@ -65,21 +67,10 @@ const make = (): Lock => {
       return locked
     },
     acquire,
-    releaseEffect: Effect.sync(() => {
+    release: () => {
       locked = false
-      wakeNext()
-    })
+      onFree()
+      if (!locked) wakeNext()
+    }
   }
-}
-
-const locks = new WeakMap<object, Lock>()
-
-/** The lock of `handle`, made on first use. */
-export const lockOf = (handle: object): Lock => {
-  let lock = locks.get(handle)
-  if (lock === undefined) {
-    lock = make()
-    locks.set(handle, lock)
-  }
-  return lock
 }

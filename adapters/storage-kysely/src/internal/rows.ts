@@ -4,15 +4,7 @@
  * `safeIntegers`: bigint); every read is total over those shapes.
  */
 import type { Insertable, Selectable } from "kysely"
-import type {
-  AccountsTable,
-  ApiKeysTable,
-  EventsTable,
-  LegsTable,
-  PiecesTable,
-  ShipmentsTable,
-  StopsTable
-} from "../Tables.js"
+import type { AccountsTable, ApiKeysTable, EventsTable, PiecesTable, ShipmentsTable, StopsTable } from "../Tables.js"
 import type {
   AccountRecord,
   ApiKeyRecord,
@@ -63,39 +55,49 @@ export const shipmentRow = (s: ShipmentRecord): Insertable<ShipmentsTable> => ({
   updated_at: s.updatedAt
 })
 
-/** A `waybill_stops` row builder for one shipment, shaped for `values(stops.map(...))`. */
-export const stopRow =
-  (trackNo: string) =>
-  (s: StopRecord): Insertable<StopsTable> => ({
-    track_no: trackNo,
-    seq: s.seq,
-    role: s.role,
-    external_id: s.externalId,
-    name: s.name,
-    address: s.address,
-    city: s.city,
-    state: s.state,
-    zip: s.zip,
-    contact_name: s.contactName,
-    phone: s.phone,
-    note: s.note,
-    latitude: s.latitude,
-    longitude: s.longitude,
-    time_zone: s.timeZone,
-    status: s.status,
-    eta_at: s.etaAt
-  })
+/**
+ * The `waybill_stops` rows of a shipment, each with the leg that arrives at it. Fails (a
+ * message, for `StorageError`) when a leg arrives at no stop of the shipment, or two legs at one.
+ */
+export const stopRows = (
+  trackNo: string,
+  stops: ReadonlyArray<StopRecord>,
+  legs: ReadonlyArray<LegRecord>
+): Array<Insertable<StopsTable>> | string => {
+  const arriving = new Map<number, LegRecord>()
+  for (const leg of legs) {
+    if (arriving.has(leg.toStop)) return `two legs arrive at stop ${leg.toStop}`
+    arriving.set(leg.toStop, leg)
+  }
+  for (const leg of legs) {
+    if (!stops.some((s) => s.seq === leg.toStop)) return `leg ${leg.seq} arrives at no stop of the shipment`
+  }
+  return stops.map((s) => stopRow(trackNo, s, arriving.get(s.seq)))
+}
 
-/** A `waybill_legs` row builder for one shipment. */
-export const legRow =
-  (trackNo: string) =>
-  (l: LegRecord): Insertable<LegsTable> => ({
-    track_no: trackNo,
-    seq: l.seq,
-    from_stop: l.fromStop,
-    to_stop: l.toStop,
-    miles: l.miles
-  })
+/** A `waybill_stops` row, with the leg that arrives at the stop (if any). */
+export const stopRow = (trackNo: string, s: StopRecord, leg: LegRecord | undefined): Insertable<StopsTable> => ({
+  track_no: trackNo,
+  seq: s.seq,
+  role: s.role,
+  external_id: s.externalId,
+  name: s.name,
+  address: s.address,
+  city: s.city,
+  state: s.state,
+  zip: s.zip,
+  contact_name: s.contactName,
+  phone: s.phone,
+  note: s.note,
+  latitude: s.latitude,
+  longitude: s.longitude,
+  time_zone: s.timeZone,
+  status: s.status,
+  eta_at: s.etaAt,
+  leg_seq: leg === undefined ? null : leg.seq,
+  leg_from: leg === undefined ? null : leg.fromStop,
+  leg_miles: leg === undefined ? null : leg.miles
+})
 
 /** A `waybill_pieces` row builder for one shipment. */
 export const pieceRow =
@@ -133,13 +135,12 @@ export const toStop = (r: Selectable<StopsTable>): StopRecord => ({
   etaAt: num(r.eta_at)
 })
 
-/** A leg as the domain stores it. */
-export const toLeg = (r: Selectable<LegsTable>): LegRecord => ({
-  seq: num(r.seq),
-  fromStop: num(r.from_stop),
-  toStop: num(r.to_stop),
-  miles: num(r.miles)
-})
+/** The legs of a shipment, from its stop rows (each row holds the leg arriving at it), in leg order. */
+export const toLegs = (rows: ReadonlyArray<Selectable<StopsTable>>): Array<LegRecord> =>
+  rows
+    .filter((r) => r.leg_seq !== null)
+    .map((r) => ({ seq: num(r.leg_seq!), fromStop: num(r.leg_from!), toStop: num(r.seq), miles: num(r.leg_miles!) }))
+    .sort((a, b) => a.seq - b.seq)
 
 /** A piece detail as the domain stores it. */
 export const toPiece = (r: Selectable<PiecesTable>): PieceRecord => ({

@@ -3,19 +3,22 @@ import * as os from "node:os"
 import * as path from "node:path"
 import Database from "better-sqlite3"
 import { expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { Fixtures } from "@waybill/testkit"
-import { type Kysely, sql } from "kysely"
-import { migrate, registeredSqlite, sqliteKysely, StorageKysely } from "../src/index.js"
+import { sql } from "kysely"
+import { migrate, sqliteEngine, type StorageEngine, StorageKysely } from "../src/index.js"
 import { makeConnection } from "../src/internal/connection.js"
 import { describeSqliteOnly } from "./dialects.js"
 
-/** The synchronous path exists only over a better-sqlite3 handle. */
-const WHY = "the synchronous path runs on a better-sqlite3 handle"
+/** The SQLite engine runs on a better-sqlite3 handle. */
+const WHY = "the SQLite engine runs on a better-sqlite3 handle"
 
-/** A migrated WAL file registered for the synchronous path, removed with the scope. */
+/** A migrated WAL file with its engine, removed with the scope. */
 const syncDatabase = Effect.gen(function* () {
   const dir = yield* Effect.acquireRelease(
     Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-sync-"))),
@@ -25,9 +28,9 @@ const syncDatabase = Effect.gen(function* () {
     Effect.sync(() => {
       const sqlite = new Database(path.join(dir, "waybill.db"))
       sqlite.pragma("journal_mode = WAL")
-      return sqliteKysely<any>(sqlite)
+      return sqliteEngine(sqlite)
     }),
-    (d) => Effect.promise(() => d.destroy())
+    (d) => Effect.promise(() => d.close())
   )
   yield* migrate(db)
   return db
@@ -38,19 +41,24 @@ const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) =
 
 const account = (customerNo: string) => Fixtures.account({ customerNo })
 
-const countAccounts = (db: Kysely<any>) =>
+const countAccounts = (db: StorageEngine) =>
   Effect.promise(() =>
-    db
+    db.kysely
       .selectFrom("waybill_accounts")
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .executeTakeFirstOrThrow()
   ).pipe(Effect.map((r) => Number(r.n)))
 
-describeSqliteOnly("sqliteKysely", WHY, () => {
-  it.scoped("registers the handle behind the Kysely it makes", () =>
-    Effect.gen(function* () {
-      const db = yield* syncDatabase
-      expect(registeredSqlite(db)).toBeDefined()
+describeSqliteOnly("sqliteEngine", WHY, () => {
+  it.scoped("is one engine per handle (every layer over it shares the lock and the batch)", () =>
+    Effect.sync(() => {
+      const handle = new Database(":memory:")
+      try {
+        expect(sqliteEngine(handle)).toBe(sqliteEngine(handle))
+        expect(sqliteEngine(new Database(":memory:"))).not.toBe(sqliteEngine(handle))
+      } finally {
+        handle.close()
+      }
     })
   )
 })
@@ -128,7 +136,7 @@ describeSqliteOnly("Connection.prepare", WHY, () => {
   )
 })
 
-describeSqliteOnly("transactions on the synchronous path", WHY, () => {
+describeSqliteOnly("transactions on the SQLite engine", WHY, () => {
   it.scoped("another fiber's statements wait for an open transaction and never land in it", () =>
     Effect.gen(function* () {
       const db = yield* syncDatabase
@@ -146,7 +154,7 @@ describeSqliteOnly("transactions on the synchronous path", WHY, () => {
         )
         .pipe(Effect.flip, Effect.fork)
       yield* pause(5)
-      // Sent while the transaction is open: a synchronous statement, a Kysely-built query, and a
+      // Sent while the transaction is open: a prepared statement, a query compiled per call, and a
       // write in its own transaction.
       const others = yield* Effect.all(
         [
@@ -201,10 +209,8 @@ describeSqliteOnly("transactions on the synchronous path", WHY, () => {
         .pipe(Effect.flip)
       expect(failed).toBe("x")
       expect(yield* countAccounts(db)).toBe(1)
-      // The handle is out of any transaction and usable.
-      const sqlite = registeredSqlite(db) as unknown as { readonly inTransaction: boolean }
-      expect(sqlite.inTransaction).toBe(false)
-      yield* Effect.promise(() => sql`select 1`.execute(db))
+      // The batch committed: nothing is pending, and the database is usable through Kysely too.
+      yield* Effect.promise(() => sql`select 1`.execute(db.kysely))
     })
   )
 
@@ -220,6 +226,133 @@ describeSqliteOnly("transactions on the synchronous path", WHY, () => {
         .pipe(Effect.flip)
       expect(error._tag).toBe("DuplicateKey")
       expect(yield* countAccounts(db)).toBe(1)
+    })
+  )
+})
+
+describeSqliteOnly("group commit on the SQLite engine", WHY, () => {
+  /** A WAL file whose engine logs every statement it sends, with `tag` lines the test adds. */
+  const logged = Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-batch-"))),
+      (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+    )
+    const log: Array<string> = []
+    const sqlite = new Database(path.join(dir, "waybill.db"))
+    sqlite.pragma("journal_mode = WAL")
+    const engine = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        sqliteEngine(sqlite, { onStatement: (text, parameters) => log.push(`${text} ${parameters.join(",")}`) })
+      ),
+      (e) => Effect.promise(() => e.close())
+    )
+    yield* migrate(engine)
+    return { engine, log, sqlite }
+  })
+
+  it.scoped("commits concurrent transactions together, and answers each only after the COMMIT holding its writes", () =>
+    Effect.gen(function* () {
+      const { engine, log } = yield* logged
+      const { accounts, transactor } = yield* StorageKysely.make(engine)
+      log.length = 0
+      const n = 20
+      yield* Effect.all(
+        Array.from({ length: n }, (_, i) =>
+          transactor
+            .withTransaction(accounts.insertAccount(account(String(2000000 + i))))
+            .pipe(Effect.tap(() => Effect.sync(() => log.push(`answered ${2000000 + i}`))))
+        ),
+        { concurrency: "unbounded" }
+      )
+      const commits = log.filter((l) => l.startsWith("commit")).length
+      expect(commits).toBeGreaterThanOrEqual(1)
+      expect(commits).toBeLessThan(n) // batched: not one COMMIT per transaction
+      expect(log.filter((l) => l.startsWith("savepoint"))).toHaveLength(n)
+      for (let i = 0; i < n; i++) {
+        const no = String(2000000 + i)
+        const wrote = log.findIndex((l) => l.startsWith('insert into "waybill_accounts"') && l.includes(no))
+        const answered = log.indexOf(`answered ${no}`)
+        const commit = log.findIndex((l, at) => at > wrote && l.startsWith("commit"))
+        expect(wrote).toBeGreaterThanOrEqual(0)
+        expect(commit).toBeGreaterThan(wrote)
+        expect(answered).toBeGreaterThan(commit)
+      }
+      expect(yield* countAccounts(engine)).toBe(n)
+    })
+  )
+
+  it.scoped("a failing COMMIT fails every transaction of its batch, and none of their writes stays", () =>
+    Effect.gen(function* () {
+      const { engine, sqlite } = yield* logged
+      // A deferred foreign key is only checked at COMMIT: one unit's orphan row fails the batch's COMMIT.
+      sqlite.pragma("foreign_keys = ON")
+      sqlite.exec(`create table t_parent (id integer primary key);
+        create table t_child (id integer primary key, parent integer references t_parent(id) deferrable initially deferred)`)
+      const write = (text: string) =>
+        engine.transaction(false, (run) =>
+          Effect.zipRight(
+            Effect.yieldNow(),
+            run(text, [], (cause) => cause)
+          )
+        )
+      const exits = yield* Effect.all(
+        [
+          Effect.exit(write("insert into t_parent (id) values (1)")),
+          Effect.exit(write("insert into t_child (id, parent) values (1, 42)")),
+          Effect.exit(write("insert into t_parent (id) values (2)"))
+        ],
+        { concurrency: "unbounded" }
+      )
+      for (const exit of exits) {
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit)) {
+          expect(Cause.squash(exit.cause)).toMatchObject({ _tag: "StorageError", operation: "transaction.commit" })
+        }
+      }
+      expect(sqlite.prepare("select count(*) as n from t_parent").get()).toEqual({ n: 0 })
+      expect(sqlite.prepare("select count(*) as n from t_child").get()).toEqual({ n: 0 })
+      expect(sqlite.inTransaction).toBe(false)
+      // The next batch is unaffected.
+      yield* write("insert into t_parent (id) values (3)")
+      expect(sqlite.prepare("select count(*) as n from t_parent").get()).toEqual({ n: 1 })
+    })
+  )
+
+  it.scoped("a fiber forked in a transaction that outlives it cannot write into a later one", () =>
+    Effect.gen(function* () {
+      const { engine } = yield* logged
+      const { accounts, transactor } = yield* StorageKysely.make(engine)
+      const go = yield* Deferred.make<void>()
+      const straggler = yield* transactor.withTransaction(
+        Effect.forkDaemon(Effect.zipRight(Deferred.await(go), accounts.insertAccount(account("4000001"))))
+      )
+      // Another transaction is running when the straggler writes.
+      const later = transactor.withTransaction(
+        Effect.gen(function* () {
+          yield* accounts.insertAccount(account("4000002"))
+          yield* Deferred.succeed(go, undefined)
+          yield* pause(20)
+        })
+      )
+      yield* later
+      const error = yield* Fiber.join(straggler).pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "StorageError", operation: "accounts.insert" })
+      expect(Option.isNone(yield* accounts.findAccount("4000001"))).toBe(true)
+      expect(Option.isSome(yield* accounts.findAccount("4000002"))).toBe(true)
+    })
+  )
+
+  it.scoped("a single write outside a transaction is answered after its COMMIT; a read is not held back", () =>
+    Effect.gen(function* () {
+      const { engine, log } = yield* logged
+      const { accounts } = yield* StorageKysely.make(engine)
+      log.length = 0
+      yield* accounts.insertAccount(account("3000001"))
+      log.push("answered")
+      expect(log.map((l) => l.split(" ")[0])).toEqual(["begin", "insert", "commit", "answered"])
+      log.length = 0
+      yield* accounts.findAccount("3000001")
+      expect(log.map((l) => l.split(" ")[0])).toEqual(["select"])
     })
   )
 })

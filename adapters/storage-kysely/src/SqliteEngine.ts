@@ -1,0 +1,321 @@
+/**
+ * @module SqliteEngine
+ *
+ * The SQLite engine: Waybill's statements on one better-sqlite3 handle, synchronously (a
+ * statement costs no promise and no fiber suspension), each SQL text prepared once.
+ *
+ * **Group commit.** A transaction (a "unit") runs on the handle's one connection, alone: the
+ * handle's lock is held while its body runs, and its work sits under a `SAVEPOINT`. When the
+ * body ends, the savepoint is released (success) or rolled back to (failure: only that unit's
+ * writes are undone) and the lock is freed, but the SQLite transaction stays open: units that
+ * arrive meanwhile run in it too, one after another. The batch commits when the event loop has
+ * nothing else to run first (`setImmediate`), or at the next free moment of the lock; units that
+ * arrive after that start the next batch. A unit that wrote is answered only once the `COMMIT`
+ * holding its writes has returned; if that `COMMIT` fails, every unit of the batch fails with
+ * `StorageError("transaction.commit")`. A unit that only read is answered when its body ends.
+ * A single write outside a transaction is a unit of its own (without a savepoint: SQLite undoes a
+ * failed statement by itself); a single read runs at once when no unit is running, and waits for
+ * the lock otherwise. Reads outside a unit may therefore see writes of the open batch that are
+ * not yet committed (they are, unless the `COMMIT` fails).
+ *
+ * Durability is SQLite's: in WAL mode a returned `COMMIT` is in the WAL file, so a killed process
+ * (`kill -9`) loses nothing it answered (with `synchronous = NORMAL`, a power cut may lose the
+ * last commits; `FULL` syncs each `COMMIT`, once per batch).
+ *
+ * Use one engine per database file per process: {@link sqliteEngine} returns the same engine for
+ * the same handle, so every layer over it shares the lock and the batch. A second handle on the
+ * same file would contend through SQLite's busy handler, which blocks the event loop.
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { Kysely, SqliteDialect } from "kysely"
+import { engineDialect, type EngineOptions, type Result, type Run, type StorageEngine } from "./Engine.js"
+import { StorageError } from "./internal/core.js"
+import { makeLock } from "./internal/lock.js"
+import type { WaybillDatabase } from "./Tables.js"
+
+/** A prepared statement of a synchronous SQLite driver (better-sqlite3's `Statement`). */
+export interface SqliteStatement {
+  /** Whether the statement returns rows (`SELECT`, `... RETURNING`). */
+  readonly reader: boolean
+  /** Whether the statement leaves the database as it is. */
+  readonly readonly: boolean
+  all(...parameters: Array<any>): Array<unknown>
+  run(...parameters: Array<any>): { readonly changes: number | bigint }
+}
+
+/** A synchronous SQLite driver's database handle (better-sqlite3's `Database`). */
+export interface SqliteHandle {
+  prepare(sql: string): SqliteStatement
+  /** Whether a transaction is open on the handle. */
+  readonly inTransaction: boolean
+  close(): unknown
+}
+
+/** Options of {@link sqliteEngine}. */
+export interface SqliteEngineOptions extends EngineOptions {
+  /** Prepared statements kept per handle (least recently used dropped beyond this; default 512). */
+  readonly statementCache?: number
+}
+
+const engines = new WeakMap<object, StorageEngine>()
+
+const SAVEPOINT = "savepoint waybill_unit"
+const RELEASE = "release waybill_unit"
+const ROLLBACK_TO = "rollback to waybill_unit"
+
+/**
+ * The engine over `handle` (made on first use; later calls with the same handle return it and
+ * ignore their options). The engine owns nothing but its lock and statement cache until
+ * `close()` (or `kysely.destroy()`), which closes the handle.
+ */
+export const sqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions = {}): StorageEngine => {
+  const existing = engines.get(handle)
+  if (existing !== undefined) return existing
+  const engine = makeSqliteEngine(handle, options)
+  engines.set(handle, engine)
+  return engine
+}
+
+const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): StorageEngine => {
+  const onStatement = options.onStatement
+  const max = Math.max(16, options.statementCache ?? 512)
+  const cache = new Map<string, SqliteStatement>()
+  const prepare = (sql: string): SqliteStatement => {
+    const hit = cache.get(sql)
+    if (hit !== undefined) {
+      cache.delete(sql)
+      cache.set(sql, hit)
+      return hit
+    }
+    const statement = handle.prepare(sql)
+    cache.set(sql, statement)
+    if (cache.size > max) cache.delete(cache.keys().next().value as string)
+    return statement
+  }
+  const runPrepared = (statement: SqliteStatement, sql: string, parameters: ReadonlyArray<unknown>): Result => {
+    if (onStatement !== undefined) onStatement(sql, parameters)
+    if (statement.reader) return { rows: statement.all(parameters) }
+    return { rows: [], numAffectedRows: BigInt(statement.run(parameters).changes) }
+  }
+  const exec = (sql: string, parameters: ReadonlyArray<unknown> = []): Result =>
+    runPrepared(prepare(sql), sql, parameters)
+
+  // The batch: `open` once its BEGIN ran; `pending` holds the units that wrote in it, each
+  // waiting for the COMMIT.
+  type Ticket = (failure: { readonly cause: unknown } | undefined) => void
+  let open = false
+  let pending: Array<Ticket> = []
+  let flushScheduled = false
+  let flushDue = false
+
+  const settle = (units: ReadonlyArray<Ticket>, failure: { readonly cause: unknown } | undefined) => {
+    for (const unit of units) unit(failure)
+  }
+
+  /** Commits the open batch and answers its units. Only while no unit's body is running. */
+  const commitNow = () => {
+    flushDue = false
+    const units = pending
+    pending = []
+    if (!open) return settle(units, undefined)
+    open = false
+    try {
+      exec("commit")
+    } catch (cause) {
+      // A COMMIT that failed (SQLITE_BUSY, I/O) may leave the transaction open: end it.
+      if (handle.inTransaction) {
+        try {
+          exec("rollback")
+        } catch {
+          // The batch fails either way; the handle is out of the transaction or unusable.
+        }
+      }
+      return settle(units, { cause })
+    }
+    settle(units, undefined)
+  }
+
+  /** SQLite rolled the whole transaction back itself (SQLITE_FULL, I/O errors): every unit in it fails. */
+  const checkLost = () => {
+    if (open && !handle.inTransaction) {
+      open = false
+      const units = pending
+      pending = []
+      settle(units, { cause: new Error("SQLite rolled back the batch's transaction") })
+    }
+  }
+
+  const lock = makeLock(() => {
+    if (flushDue) commitNow()
+  })
+
+  const flush = () => {
+    flushScheduled = false
+    if (lock.locked) flushDue = true
+    else commitNow()
+  }
+  const scheduleFlush = () => {
+    if (!flushScheduled && open) {
+      flushScheduled = true
+      setImmediate(flush)
+    }
+  }
+
+  const controlError = (operation: string) => (cause: unknown) => new StorageError({ operation, cause })
+
+  /**
+   * A unit of the batch: `body` runs with the lock held, in the open transaction (begun if
+   * none is), under a savepoint when `savepoint`. Answered after the COMMIT when it wrote.
+   */
+  const unit = <A, E, R>(
+    savepoint: boolean,
+    body: (run: Run) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | StorageError, R> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(restore(lock.acquire), (): Effect.Effect<A, E | StorageError, R> => {
+        try {
+          if (!open) {
+            exec("begin immediate")
+            open = true
+          }
+        } catch (cause) {
+          lock.release()
+          return Effect.fail(new StorageError({ operation: "transaction.begin", cause }))
+        }
+        if (savepoint) {
+          try {
+            exec(SAVEPOINT)
+          } catch (cause) {
+            checkLost()
+            lock.release()
+            scheduleFlush()
+            return Effect.fail(new StorageError({ operation: "transaction.begin", cause }))
+          }
+        }
+        let wrote = false
+        let active = true
+        const run: Run = (sql, parameters, onError) => {
+          try {
+            // A fiber forked inside the unit that outlives it must not write into another unit.
+            if (!active) throw new Error("the transaction this statement belongs to has ended")
+            // Never let a statement of a unit run outside the batch's transaction.
+            if (!handle.inTransaction) throw new Error("the transaction was rolled back by SQLite")
+            const statement = prepare(sql)
+            if (!statement.readonly) wrote = true
+            return Effect.succeed(runPrepared(statement, sql, parameters))
+          } catch (cause) {
+            return Effect.fail(onError(cause))
+          }
+        }
+        return Effect.flatMap(Effect.exit(restore(body(run))), (exit): Effect.Effect<A, E | StorageError, R> => {
+          active = false
+          let endFailure: { readonly cause: unknown } | undefined
+          if (savepoint && handle.inTransaction) {
+            try {
+              if (Exit.isSuccess(exit)) exec(RELEASE)
+            } catch (cause) {
+              endFailure = { cause }
+            }
+            if (Exit.isFailure(exit) || endFailure !== undefined) {
+              try {
+                exec(ROLLBACK_TO)
+                exec(RELEASE)
+              } catch {
+                // Only a lost transaction makes these fail; checkLost settles that below.
+              }
+            }
+          } else if (Exit.isSuccess(exit) && !handle.inTransaction) {
+            endFailure = { cause: new Error("the transaction was rolled back by SQLite") }
+          }
+          checkLost()
+          // Registered before the lock is freed: the COMMIT that holds this unit's writes answers it.
+          let ticket: { failure: { readonly cause: unknown } | undefined } | undefined
+          let resume: ((effect: Effect.Effect<void, StorageError>) => void) | undefined
+          const answer = (failure: { readonly cause: unknown } | undefined) =>
+            failure === undefined ? Effect.void : Effect.fail(controlError("transaction.commit")(failure.cause))
+          const waits = Exit.isSuccess(exit) && endFailure === undefined && wrote
+          if (waits) {
+            pending.push((failure) => {
+              if (resume === undefined) ticket = { failure }
+              else resume(answer(failure))
+            })
+          }
+          lock.release()
+          scheduleFlush()
+          if (endFailure !== undefined) return Effect.fail(controlError("transaction.commit")(endFailure.cause))
+          if (!waits) return exit
+          const committed = Effect.async<void, StorageError>((callback) => {
+            if (ticket !== undefined) callback(answer(ticket.failure))
+            else resume = callback
+          })
+          return Effect.zipRight(committed, exit)
+        })
+      })
+    )
+
+  const direct = <E>(
+    statement: SqliteStatement,
+    sql: string,
+    parameters: ReadonlyArray<unknown>,
+    onError: (cause: unknown) => E
+  ): Effect.Effect<Result, E> => {
+    try {
+      return Effect.succeed(runPrepared(statement, sql, parameters))
+    } catch (cause) {
+      return Effect.fail(onError(cause))
+    }
+  }
+
+  const run: Run = (sql, parameters, onError) => {
+    let statement: SqliteStatement
+    try {
+      statement = prepare(sql)
+    } catch (cause) {
+      return Effect.fail(onError(cause))
+    }
+    if (!statement.readonly) return unit(false, (r) => r(sql, parameters, onError))
+    // A read: at once when no unit is running (the usual case), else after it.
+    if (!lock.locked) return direct(statement, sql, parameters, onError)
+    return Effect.acquireUseRelease(
+      lock.acquire,
+      () => Effect.suspend(() => direct(statement, sql, parameters, onError)),
+      () => Effect.sync(lock.release)
+    )
+  }
+
+  const kysely = new Kysely<WaybillDatabase>({
+    dialect: engineDialect(() => engine, new SqliteDialect({ database: handle as never }))
+  })
+  const engine: StorageEngine = {
+    dialect: "sqlite",
+    kysely,
+    run,
+    transaction: (_snapshot, body) => unit(true, body),
+    reserve: async () => {
+      await Effect.runPromise(lock.acquire)
+      // The open batch commits first: Kysely's statements never run inside it.
+      if (open) commitNow()
+      let released = false
+      return {
+        run: async (sql, parameters) => exec(sql, parameters),
+        release: () => {
+          if (released) return
+          released = true
+          lock.release()
+        }
+      }
+    },
+    close: async () => {
+      await Effect.runPromise(lock.acquire)
+      try {
+        if (open) commitNow()
+        handle.close()
+      } finally {
+        // Later statements fail on the closed handle (a StorageError) instead of waiting forever.
+        lock.release()
+      }
+    }
+  }
+  return engine
+}
