@@ -233,10 +233,11 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         return q.orderBy("created_at").orderBy("id").execute()
       }).pipe(Effect.map((rows) => rows.map(toEndpoint))),
 
-    claimDue: ({ leaseMs, limit, now, owner }) =>
+    claimDue: ({ leaseMs, limit, now, owner, perEndpoint, skipEndpoints }) =>
       Effect.gen(function* () {
-        const candidates = yield* query("webhooks.claim-scan", (c) =>
-          c
+        const skip = skipEndpoints ?? []
+        const candidates = yield* query("webhooks.claim-scan", (c) => {
+          let scan = c
             .selectFrom("waybill_webhook_deliveries as d")
             .innerJoin("waybill_webhook_endpoints as e", "e.id", "d.endpoint_id")
             .select(["d.endpoint_id", "d.event_id"])
@@ -256,12 +257,14 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
                 )
               )
             )
-            .orderBy("d.next_attempt_at")
-            .limit(limit)
-            .execute()
-        )
+          if (skip.length > 0) scan = scan.where("d.endpoint_id", "not in", skip)
+          return scan.orderBy("d.next_attempt_at").limit(limit).execute()
+        })
         const claimed: Array<Webhook.Claimed> = []
+        const taken = new Map<string, number>()
         for (const cand of candidates) {
+          const already = taken.get(cand.endpoint_id) ?? 0
+          if (perEndpoint !== undefined && already >= perEndpoint) continue
           // The conditional update is the claim: a rival dispatcher that took it first has
           // already moved lease_until past now, so this matches no row.
           const won = yield* query("webhooks.claim", (c) =>
@@ -308,6 +311,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .executeTakeFirst()
           )
           if (row === undefined) continue
+          taken.set(cand.endpoint_id, already + 1)
           claimed.push({
             delivery: toDelivery(row),
             endpoint: toEndpoint({

@@ -13,7 +13,9 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as EffectSchedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -357,6 +359,11 @@ export interface DispatchOptions {
   readonly batch?: number
   /** Parallel sends. Default 16. */
   readonly concurrency?: number
+  /**
+   * Parallel sends to one endpoint (its lane) in {@link runDispatcher}. Default a quarter of
+   * `concurrency` (at least 1): an endpoint that hangs holds at most its lane, never the others.
+   */
+  readonly perEndpoint?: number
   /** How long a claim is held; must exceed the transport's total timeout. Default 60 s. */
   readonly leaseMs?: number
 }
@@ -446,6 +453,96 @@ const deliver = (owner: string, claimed: Claimed) =>
   })
 
 /**
+ * {@link deliver}, where one broken delivery (say, a secret sealed under a KeyRing secret that
+ * is gone) must not stop the others: it is logged, its lease expires and it is tried again.
+ */
+const deliverSafely = (owner: string, c: Claimed) =>
+  deliver(owner, c).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.as(
+        Effect.logError("waybill webhooks: delivery failed unexpectedly", cause).pipe(
+          Effect.annotateLogs({ endpoint: c.endpoint.id, event: c.event.id })
+        ),
+        false
+      )
+    )
+  )
+
+/**
+ * The dispatcher's work loop, without rounds: it claims as many deliveries as it has free
+ * slots, starts each at once, and claims again as soon as one finishes, so a delivery that
+ * takes its full 15 s holds only its own slot. Each endpoint has a lane of `perEndpoint`
+ * slots; endpoints whose lane is full are left out of the claim, so one hanging endpoint's
+ * backlog can take at most its lane and never delays another endpoint's deliveries. Order
+ * within a shipment holds because the store never hands out a shipment's next delivery while
+ * an earlier one is pending.
+ */
+const pump = (
+  options: DispatchOptions & { readonly idle: Duration.DurationInput }
+): Effect.Effect<never, never, WebhookStore | WebhookTransport | KeyRing | Entropy> =>
+  Effect.gen(function* () {
+    const store = yield* WebhookStore
+    const concurrency = Math.max(1, options.concurrency ?? 16)
+    const perEndpoint = Math.max(1, options.perEndpoint ?? Math.ceil(concurrency / 4))
+    const batch = Math.max(1, options.batch ?? 64)
+    const leaseMs = options.leaseMs ?? 60_000
+    const lanes = new Map<string, number>()
+    let busy = 0
+    const running = yield* FiberSet.make<boolean>()
+    // Wakes the loop when a delivery ends; one pending wake-up is enough.
+    const finished = yield* Queue.sliding<void>(1)
+    const start = (c: Claimed) => {
+      const id = c.endpoint.id
+      lanes.set(id, (lanes.get(id) ?? 0) + 1)
+      busy++
+      return FiberSet.run(
+        running,
+        deliverSafely(options.owner, c).pipe(
+          Effect.ensuring(
+            Effect.suspend(() => {
+              busy--
+              const left = (lanes.get(id) ?? 1) - 1
+              if (left === 0) lanes.delete(id)
+              else lanes.set(id, left)
+              return Queue.offer(finished, undefined)
+            })
+          )
+        )
+      )
+    }
+    const claimRound = Effect.gen(function* () {
+      const free = concurrency - busy
+      if (free <= 0) return "full" as const
+      const now = yield* Clock.currentTimeMillis
+      const wanted = Math.min(batch, free)
+      const skipEndpoints = [...lanes].filter(([, n]) => n >= perEndpoint).map(([id]) => id)
+      const claimed = yield* store.claimDue({
+        owner: options.owner,
+        now,
+        leaseMs,
+        limit: wanted,
+        perEndpoint,
+        ...(skipEndpoints.length > 0 ? { skipEndpoints } : {})
+      })
+      for (const c of claimed) yield* start(c)
+      return claimed.length === wanted ? ("more" as const) : ("drained" as const)
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("waybill webhooks: claiming deliveries failed", cause), "drained" as const)
+      )
+    )
+    return yield* Effect.forever(
+      Effect.flatMap(claimRound, (state) => {
+        if (state === "more") return Effect.yieldNow()
+        // Full: wait for a slot. Drained: wait for a slot (its shipment's next event may be due
+        // now) or for `idle`, when new deliveries may have been queued.
+        const wake = Queue.take(finished)
+        return state === "full" ? wake : Effect.race(wake, Effect.sleep(options.idle))
+      })
+    )
+  }).pipe(Effect.scoped)
+
+/**
  * One round: lease due deliveries, send them (shipments in parallel, each shipment's events in
  * order, because only the oldest pending delivery of a shipment is ever claimable), record.
  */
@@ -461,32 +558,19 @@ export const dispatchOnce = (
       leaseMs: options.leaseMs ?? 60_000,
       limit: options.batch ?? 64
     })
-    const results = yield* Effect.forEach(
-      claimed,
-      (c) =>
-        // One broken delivery (say, a secret sealed under a KeyRing secret that is gone) must
-        // not stop the others; its lease expires and it is tried again later.
-        deliver(options.owner, c).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.as(
-              Effect.logError("waybill webhooks: delivery failed unexpectedly", cause).pipe(
-                Effect.annotateLogs({ endpoint: c.endpoint.id, event: c.event.id })
-              ),
-              false
-            )
-          )
-        ),
-      { concurrency: options.concurrency ?? 16 }
-    )
+    const results = yield* Effect.forEach(claimed, (c) => deliverSafely(options.owner, c), {
+      concurrency: options.concurrency ?? 16
+    })
     const delivered = results.filter((ok) => ok).length
     return { claimed: claimed.length, delivered, failed: claimed.length - delivered }
   }).pipe(Effect.withSpan("Webhooks.dispatchOnce"))
 
 /**
- * The dispatcher loop, for a host to fork as a fiber: rounds back to back while there is work,
- * `idle` (default 1 s) between empty rounds; a storage failure is logged and retried after
- * `idle`. Interrupting it is safe at any point: a lease taken and not completed expires and
- * the delivery is sent again.
+ * The dispatcher loop, for a host to fork as a fiber: it keeps up to `concurrency` deliveries
+ * in flight, at most `perEndpoint` per endpoint, claiming more as each one ends (see
+ * {@link pump}); with nothing due it looks again after `idle` (default 1 s); a storage failure
+ * is logged and retried after `idle`. Interrupting it is safe at any point: a lease taken and
+ * not completed expires and the delivery is sent again.
  */
 export const runDispatcher = (
   options: Omit<DispatchOptions, "owner"> & { readonly owner?: string; readonly idle?: Duration.DurationInput } = {}
@@ -504,18 +588,7 @@ export const runDispatcher = (
           EffectSchedule.spaced(Duration.hours(1))
         )
       )
-      return yield* Effect.forever(
-        dispatchOnce({ ...options, owner }).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logWarning("waybill webhooks: dispatch round failed", cause), {
-              claimed: 0,
-              delivered: 0,
-              failed: 0
-            })
-          ),
-          Effect.flatMap((summary) => (summary.claimed > 0 ? Effect.void : Effect.sleep(idle)))
-        )
-      )
+      return yield* pump({ ...options, owner, idle })
     })
   )
 
