@@ -17,6 +17,7 @@ import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 
 const HANG_MS = 45_000
 const PROMPT_MS = 20_000
+const LANE = 4
 
 const waitFor = async <A>(what: string, probe: () => A | undefined, deadlineMs: number): Promise<A> => {
   const until = Date.now() + deadlineMs
@@ -43,7 +44,16 @@ describe("a hanging webhook endpoint next to a fast one", () => {
       // accepts the request and never answers
     })
     t = await startHost({
-      webhooks: { allowPrivate: ["127.0.0.1"], ca: [pems.cert], idleMs: 20, totalTimeoutMs: HANG_MS }
+      webhooks: {
+        allowPrivate: ["127.0.0.1"],
+        ca: [pems.cert],
+        idleMs: 20,
+        totalTimeoutMs: HANG_MS,
+        // The hanging endpoint's lane is as wide as all the slots: the fast endpoint gets
+        // through only because a send left waiting gives its slot back.
+        concurrency: LANE,
+        perEndpoint: LANE
+      }
     })
   })
 
@@ -58,9 +68,9 @@ describe("a hanging webhook endpoint next to a fast one", () => {
     for (const url of [hanging.url, fast.url])
       await t.run(Webhooks.addEndpoint({ customerNo: account.customerNo, url, eventTypes: ["*"] }, policy))
 
-    // More shipments than the hanging endpoint's lane (4 of the default 16 slots) can hold.
+    // More shipments than the hanging endpoint's lane can hold.
     const trackNos: Array<string> = []
-    for (let i = 0; i < 8; i++) trackNos.push(await bookOne(t.url, account.liveKey))
+    for (let i = 0; i < 3 * LANE; i++) trackNos.push(await bookOne(t.url, account.liveKey))
     const fastOf = (type: string) => () => {
       const got = fast.received.filter((x) => x.body.includes(`"type":"${type}"`))
       return got.length >= trackNos.length ? got : undefined
@@ -79,7 +89,7 @@ describe("a hanging webhook endpoint next to a fast one", () => {
     // The hanging endpoint got at most its lane, and each of its shipments at most one request
     // (the next event of a shipment waits for the earlier one).
     expect(hanging.received.length).toBeGreaterThanOrEqual(1)
-    expect(hanging.received.length).toBeLessThanOrEqual(4)
+    expect(hanging.received.length).toBeLessThanOrEqual(LANE)
     const hangingShipments = hanging.received.map((x) => JSON.parse(x.body).data.track_no)
     expect(new Set(hangingShipments).size).toBe(hangingShipments.length)
     expect(hanging.received.every((x) => x.body.includes('"type":"shipment.booked"'))).toBe(true)

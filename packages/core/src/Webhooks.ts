@@ -360,10 +360,18 @@ export interface DispatchOptions {
   /** Parallel sends. Default 16. */
   readonly concurrency?: number
   /**
-   * Parallel sends to one endpoint (its lane) in {@link runDispatcher}. Default a quarter of
-   * `concurrency` (at least 1): an endpoint that hangs holds at most its lane, never the others.
+   * Parallel sends to one endpoint (its lane) in {@link runDispatcher}. Default half of
+   * `concurrency` (at least 1): an endpoint that hangs holds at most its lane.
    */
   readonly perEndpoint?: number
+  /**
+   * In {@link runDispatcher}, a send still waiting after this long gives its slot of
+   * `concurrency` back (it keeps its lane), so hanging endpoints never take every slot.
+   * Default 2 000 ms.
+   */
+  readonly slowMs?: number
+  /** In {@link runDispatcher}, sends in flight at most, slow ones included. Default 8 x `concurrency`. */
+  readonly maxInFlight?: number
   /** How long a claim is held; must exceed the transport's total timeout. Default 60 s. */
   readonly leaseMs?: number
 }
@@ -471,11 +479,12 @@ const deliverSafely = (owner: string, c: Claimed) =>
 /**
  * The dispatcher's work loop, without rounds: it claims as many deliveries as it has free
  * slots, starts each at once, and claims again as soon as one finishes, so a delivery that
- * takes its full 15 s holds only its own slot. Each endpoint has a lane of `perEndpoint`
- * slots; endpoints whose lane is full are left out of the claim, so one hanging endpoint's
- * backlog can take at most its lane and never delays another endpoint's deliveries. Order
- * within a shipment holds because the store never hands out a shipment's next delivery while
- * an earlier one is pending.
+ * takes its full 15 s never waits for, or makes wait, anything else. Each endpoint has a lane
+ * of `perEndpoint` sends; endpoints whose lane is full are left out of the claim, so one
+ * endpoint's backlog can take at most its lane. A send still waiting after `slowMs` gives its
+ * slot back (keeping its lane place), so even many hanging endpoints leave the slots to the
+ * others. Order within a shipment holds because the store never hands out a shipment's next
+ * delivery while an earlier one is pending.
  */
 const pump = (
   options: DispatchOptions & { readonly idle: Duration.DurationInput }
@@ -483,16 +492,47 @@ const pump = (
   Effect.gen(function* () {
     const store = yield* WebhookStore
     const concurrency = Math.max(1, options.concurrency ?? 16)
-    const perEndpoint = Math.max(1, options.perEndpoint ?? Math.ceil(concurrency / 4))
+    const perEndpoint = Math.max(1, options.perEndpoint ?? Math.ceil(concurrency / 2))
     const batch = Math.max(1, options.batch ?? 64)
     const leaseMs = options.leaseMs ?? 60_000
+    const slowMs = Math.max(1, options.slowMs ?? 2_000)
+    const maxInFlight = Math.max(concurrency, options.maxInFlight ?? concurrency * 8)
     const lanes = new Map<string, number>()
+    /** Deliveries holding one of the `concurrency` slots (not yet slow). */
     let busy = 0
+    const inFlight = new Set<{ readonly startedAt: number; counted: boolean }>()
     const running = yield* FiberSet.make<boolean>()
-    // Wakes the loop when a delivery ends; one pending wake-up is enough.
-    const finished = yield* Queue.sliding<void>(1)
-    const start = (c: Claimed) => {
+    // Wakes the loop when a delivery ends or turns slow; one pending wake-up is enough.
+    const wakeUp = yield* Queue.sliding<void>(1)
+    const uncount = (entry: { counted: boolean }) => {
+      if (!entry.counted) return
+      entry.counted = false
+      busy--
+    }
+    // A delivery still in flight after `slowMs` is waiting on its endpoint, not working: it
+    // gives its slot back (keeping its lane), so endpoints that hang, however many, cannot take
+    // every slot. `maxInFlight` bounds what they can hold in all.
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.zipRight(
+          Effect.sleep(Duration.millis(Math.max(50, Math.floor(slowMs / 4)))),
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            let freed = false
+            for (const entry of inFlight) {
+              if (entry.counted && now - entry.startedAt >= slowMs) {
+                uncount(entry)
+                freed = true
+              }
+            }
+            return freed ? Queue.offer(wakeUp, undefined) : Effect.void
+          })
+        )
+      )
+    )
+    const start = (c: Claimed, now: number) => {
       const id = c.endpoint.id
+      const entry = { startedAt: now, counted: true }
+      inFlight.add(entry)
       lanes.set(id, (lanes.get(id) ?? 0) + 1)
       busy++
       return FiberSet.run(
@@ -500,18 +540,19 @@ const pump = (
         deliverSafely(options.owner, c).pipe(
           Effect.ensuring(
             Effect.suspend(() => {
-              busy--
+              uncount(entry)
+              inFlight.delete(entry)
               const left = (lanes.get(id) ?? 1) - 1
               if (left === 0) lanes.delete(id)
               else lanes.set(id, left)
-              return Queue.offer(finished, undefined)
+              return Queue.offer(wakeUp, undefined)
             })
           )
         )
       )
     }
     const claimRound = Effect.gen(function* () {
-      const free = concurrency - busy
+      const free = Math.min(concurrency - busy, maxInFlight - inFlight.size)
       if (free <= 0) return "full" as const
       const now = yield* Clock.currentTimeMillis
       const wanted = Math.min(batch, free)
@@ -524,7 +565,7 @@ const pump = (
         perEndpoint,
         ...(skipEndpoints.length > 0 ? { skipEndpoints } : {})
       })
-      for (const c of claimed) yield* start(c)
+      for (const c of claimed) yield* start(c, now)
       return claimed.length === wanted ? ("more" as const) : ("drained" as const)
     }).pipe(
       Effect.catchAllCause((cause) =>
@@ -536,7 +577,7 @@ const pump = (
         if (state === "more") return Effect.yieldNow()
         // Full: wait for a slot. Drained: wait for a slot (its shipment's next event may be due
         // now) or for `idle`, when new deliveries may have been queued.
-        const wake = Queue.take(finished)
+        const wake = Queue.take(wakeUp)
         return state === "full" ? wake : Effect.race(wake, Effect.sleep(options.idle))
       })
     )
