@@ -260,19 +260,34 @@ export const make = (options: Options = {}): Transport => {
     }
   }
 
+  // What the URL check says about a URL, and its pool's key: the same few endpoint URLs come
+  // back for every delivery, and parsing and checking them is pure.
+  const targets = new Map<string, { readonly refused: string } | { readonly hostname: string; readonly key: string }>()
+  const targetOf = (raw: string) => {
+    const known = targets.get(raw)
+    if (known !== undefined) return known
+    const problem = Ssrf.checkUrl(raw, allow)
+    let target: { readonly refused: string } | { readonly hostname: string; readonly key: string }
+    if (Option.isSome(problem)) target = { refused: problem.value }
+    else {
+      const url = new URL(raw)
+      target = { hostname: url.hostname, key: `${url.hostname}:${url.port === "" ? "443" : url.port}` }
+    }
+    if (targets.size >= 1024) targets.clear()
+    targets.set(raw, target)
+    return target
+  }
+
   const send: Transport["send"] = (request) =>
     Effect.async<WebhookResponse>((resume) => {
       const started = performance.now()
       const elapsed = () => performance.now() - started
-      const urlProblem = Ssrf.checkUrl(request.url, allow)
-      if (Option.isSome(urlProblem)) {
-        resume(
-          Effect.succeed({ _tag: "NoAnswer", reason: "refused", durationMs: elapsed(), message: urlProblem.value })
-        )
+      const target = targetOf(request.url)
+      if ("refused" in target) {
+        resume(Effect.succeed({ _tag: "NoAnswer", reason: "refused", durationMs: elapsed(), message: target.refused }))
         return
       }
-      const url = new URL(request.url)
-      const key = `${url.hostname}:${url.port === "" ? "443" : url.port}`
+      const { hostname, key } = target
       let settled = false
       let req: ReturnType<typeof https.request> | undefined
       let pool: Pool | undefined
@@ -364,7 +379,7 @@ export const make = (options: Options = {}): Transport => {
         r.end(body)
       }
 
-      poolFor(key, url.hostname).then(
+      poolFor(key, hostname).then(
         (found) => {
           if (settled) return
           if ("refused" in found) return fail("refused", found.refused)
