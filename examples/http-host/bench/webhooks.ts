@@ -114,30 +114,31 @@ const tally = (r: { readonly received: Array<Received> }, secret: () => string |
   }
 }
 
-/** Samples RSS and (with --expose-gc) the heap retained after a full collection. */
-const memory = () => {
+/**
+ * Samples RSS, and (with --expose-gc) the heap retained after a full collection at 10% and 25%
+ * of the drain (the first third) and at 75% and 90% (the last third). Sampling by progress, not
+ * by time, gives both targets the same four forced collections: a collection every second would
+ * cost the slower target more of its drain.
+ */
+const memory = (arrived: () => number) => {
   let rssPeak = process.memoryUsage().rss
-  const rss = setInterval(() => {
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
-  }, 250)
   const gc = (globalThis as { gc?: () => void }).gc
+  const points = [0.1, 0.25, 0.75, 0.9]
   const retained: Array<number> = []
-  const heap =
-    gc === undefined
-      ? undefined
-      : setInterval(() => {
-          gc()
-          retained.push(process.memoryUsage().heapUsed)
-        }, 1000)
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
+    if (gc !== undefined && retained.length < points.length && arrived() >= points[retained.length]! * EVENTS) {
+      gc()
+      retained.push(process.memoryUsage().heapUsed)
+    }
+  }, 100)
   return () => {
-    clearInterval(rss)
-    if (heap !== undefined) clearInterval(heap)
-    const third = Math.max(1, Math.floor(retained.length / 3))
+    clearInterval(sampler)
     const mean = (xs: Array<number>) => (xs.length === 0 ? null : mib(xs.reduce((a, b) => a + b, 0) / xs.length))
     return {
       rssPeakMiB: mib(rssPeak),
-      retainedHeapFirstThirdMiB: mean(retained.slice(0, third)),
-      retainedHeapLastThirdMiB: mean(retained.slice(-third))
+      retainedHeapFirstThirdMiB: mean(retained.slice(0, 2)),
+      retainedHeapLastThirdMiB: retained.length < 4 ? null : mean(retained.slice(2))
     }
   }
 }
@@ -162,7 +163,7 @@ const measure = async (
   // --enable-source-maps to see .ts lines; summarize with bench/profile.ts).
   const profileFile = process.env["BENCH_WEBHOOK_PROFILE"]
   const profiler = profileFile === undefined ? undefined : await startProfiler()
-  const stopMemory = memory()
+  const stopMemory = memory(t.count)
   const cpuBefore = process.cpuUsage()
   const started = performance.now()
   const problems = [...(await drain(t.count, t.take))]
