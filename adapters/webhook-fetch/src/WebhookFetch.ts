@@ -322,7 +322,6 @@ export const make = (options: Options = {}): Transport => {
       const attempt = (p: Pool, mayRetry: boolean) => {
         let answering = false
         clearTimeout(connect)
-        connect = setTimeout(() => fail("timeout", `not connected within ${connectTimeoutMs} ms`), connectTimeoutMs)
         let lookup = lookups.get(p)
         if (lookup === undefined) {
           lookup = lookupOf(p)
@@ -336,9 +335,12 @@ export const make = (options: Options = {}): Transport => {
           ...(secureContext === undefined ? {} : { secureContext })
         })
         req = r
+        // The connect limit runs from when the request gets a new socket: waiting for one of
+        // the pool's sockets to be free is bounded by the total limit only.
         r.on("socket", (socket) => {
-          if (r.reusedSocket) clearTimeout(connect)
-          else socket.once("secureConnect", () => clearTimeout(connect))
+          if (r.reusedSocket || settled) return
+          connect = setTimeout(() => fail("timeout", `not connected within ${connectTimeoutMs} ms`), connectTimeoutMs)
+          socket.once("secureConnect", () => clearTimeout(connect))
         })
         r.on("error", (error: Error & { readonly code?: string }) => {
           if (settled || req !== r) return

@@ -1,3 +1,4 @@
+import * as net from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -163,6 +164,27 @@ describe("WebhookFetch over a real HTTPS receiver", () => {
     })
   )
 
+  it.scoped("gives up on a connection whose TLS handshake never completes", () =>
+    Effect.gen(function* () {
+      // Accepts TCP and then says nothing: no TLS handshake, ever.
+      const sockets: Array<net.Socket> = []
+      const server = net.createServer((socket) => void sockets.push(socket))
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () =>
+          Effect.async<void>((resume) => {
+            for (const socket of sockets) socket.destroy()
+            server.close(() => resume(Effect.void))
+          })
+      )
+      const port = (server.address() as net.AddressInfo).port
+      const transport = yield* transportOf({ allowPrivate: allowLoopback, connectTimeoutMs: 300 })
+      const silent = yield* transport.send({ url: `https://127.0.0.1:${port}/hooks`, headers: {}, body: "{}" })
+      expect(silent).toMatchObject({ _tag: "NoAnswer", reason: "timeout", message: "not connected within 300 ms" })
+      expect(sockets.length).toBe(1)
+    })
+  )
+
   it.scoped("reports a receiver that is down, and an untrusted certificate", () =>
     Effect.gen(function* () {
       const pems = yield* certificate
@@ -245,6 +267,8 @@ describe("WebhookFetch SSRF guard", () => {
         allowPrivate: Option.getOrThrow(Ssrf.parseAllowList("127.0.0.1")),
         ca: [pems.cert],
         now: () => clock,
+        // The test clock jumps; the idle sweep (real time) must not read that as idleness.
+        idleMs: 3_600_000_000,
         resolve: () => {
           calls++
           return Promise.resolve([{ address: calls === 1 ? "127.0.0.1" : "127.0.0.2", family: 4 as const }])
@@ -281,6 +305,8 @@ describe("WebhookFetch connection reuse", () => {
         allowPrivate: allowAllLoopback,
         ca: [pems.cert],
         now: () => clock,
+        // The test clock jumps; the idle sweep (real time) must not read that as idleness.
+        idleMs: 3_600_000_000,
         resolve: () => {
           calls++
           return Promise.resolve([{ address: "127.0.0.1", family: 4 as const }])
@@ -314,6 +340,8 @@ describe("WebhookFetch connection reuse", () => {
         allowPrivate: allowAllLoopback,
         ca: [pems.cert],
         now: () => clock,
+        // The test clock jumps; the idle sweep (real time) must not read that as idleness.
+        idleMs: 3_600_000_000,
         resolve: () => Promise.resolve([{ address, family: 4 as const }])
       })
       const url = `https://receiver.test:${r.port}/hooks`
