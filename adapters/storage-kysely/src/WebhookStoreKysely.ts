@@ -173,8 +173,118 @@ export const fanOut = (
     )
 
 /** `WebhookStore` over Kysely. */
+/**
+ * Due deliveries that are next in their shipment's order, oldest first, with their endpoint and
+ * event: what a claim hands out, read in the scan so a won claim needs no second read.
+ */
+const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
+  c
+    .selectFrom("waybill_webhook_deliveries as d")
+    .innerJoin("waybill_webhook_endpoints as e", "e.id", "d.endpoint_id")
+    .innerJoin("waybill_events as ev", "ev.id", "d.event_id")
+    .selectAll("d")
+    .select([
+      "e.id as e_id",
+      "e.customer_no as e_customer_no",
+      "e.url as e_url",
+      "e.event_types as e_event_types",
+      "e.secret as e_secret",
+      "e.previous_secret as e_previous_secret",
+      "e.previous_secret_until as e_previous_secret_until",
+      "e.enabled as e_enabled",
+      "e.disabled_reason as e_disabled_reason",
+      "e.failing_since as e_failing_since",
+      "e.created_at as e_created_at",
+      "e.updated_at as e_updated_at",
+      "ev.id as ev_id",
+      "ev.type as ev_type",
+      "ev.customer_no as ev_customer_no",
+      "ev.track_no as ev_track_no",
+      "ev.sequence as ev_sequence",
+      "ev.livemode as ev_livemode",
+      "ev.occurred_at as ev_occurred_at",
+      "ev.data as ev_data"
+    ])
+    .where("d.status", "=", "pending")
+    .where("d.next_attempt_at", "<=", now)
+    .where("d.lease_until", "<=", now)
+    .where("e.enabled", "=", 1)
+    .where(({ exists, not, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("waybill_webhook_deliveries as p")
+            .select(sql.lit(1).as("one"))
+            .whereRef("p.endpoint_id", "=", "d.endpoint_id")
+            .whereRef("p.track_no", "=", "d.track_no")
+            .whereRef("p.sequence", "<", "d.sequence")
+            .where("p.status", "=", "pending")
+        )
+      )
+    )
+    .orderBy("d.next_attempt_at")
+    .limit(limit)
+
 export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
-  const { first, rows, write, withTransaction } = conn
+  const { compileInsert, execute, first, prepare, rows, withTransaction, write } = conn
+  // The dispatcher's statements, one set per delivery: compiled once (and, on SQLite, run
+  // synchronously) instead of built and compiled by Kysely for every delivery.
+  const scanSql = prepare((c, p: { readonly now: number; readonly limit: number }) => claimScan(c, p.now, p.limit))
+  const claimSql = prepare(
+    (
+      c,
+      p: {
+        readonly owner: string
+        readonly leaseUntil: number
+        readonly endpointId: string
+        readonly eventId: string
+        readonly pending: string
+        readonly now: number
+      }
+    ) =>
+      c
+        .updateTable("waybill_webhook_deliveries")
+        .set({ lease_owner: p.owner, lease_until: p.leaseUntil })
+        .where("endpoint_id", "=", p.endpointId)
+        .where("event_id", "=", p.eventId)
+        .where("status", "=", p.pending as "pending")
+        .where("lease_until", "<=", p.now)
+  )
+  const completeSql = prepare(
+    (
+      c,
+      p: {
+        readonly status: string
+        readonly attempts: number
+        readonly nextAttemptAt: number
+        readonly lastStatus: number | null
+        readonly at: number
+        readonly endpointId: string
+        readonly eventId: string
+        readonly owner: string
+      }
+    ) =>
+      c
+        .updateTable("waybill_webhook_deliveries")
+        .set({
+          status: p.status as "pending",
+          attempts: p.attempts,
+          next_attempt_at: p.nextAttemptAt,
+          lease_owner: null,
+          lease_until: 0,
+          last_status: p.lastStatus,
+          updated_at: p.at
+        })
+        .where("endpoint_id", "=", p.endpointId)
+        .where("event_id", "=", p.eventId)
+        .where("lease_owner", "=", p.owner)
+  )
+  const healthOkSql = prepare((c, p: { readonly endpointId: string }) =>
+    c
+      .updateTable("waybill_webhook_endpoints")
+      .set({ failing_since: null })
+      .where("id", "=", p.endpointId)
+      .where("failing_since", "is not", null)
+  )
 
   const writeSubscriptions = (e: EndpointRecord) =>
     Effect.zipRight(
@@ -228,141 +338,103 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         return q.orderBy("created_at").orderBy("id")
       }).pipe(Effect.map((rows) => rows.map(toEndpoint))),
 
-    claimDue: ({ leaseMs, limit, now, owner }) =>
+    claimDue: ({ leaseMs, limit, now, owner, perEndpoint, skipEndpoints }) =>
       Effect.gen(function* () {
-        const candidates = yield* rows("webhooks.claim-scan", (c) =>
-          c
-            .selectFrom("waybill_webhook_deliveries as d")
-            .innerJoin("waybill_webhook_endpoints as e", "e.id", "d.endpoint_id")
-            .select(["d.endpoint_id", "d.event_id"])
-            .where("d.status", "=", "pending")
-            .where("d.next_attempt_at", "<=", now)
-            .where("d.lease_until", "<=", now)
-            .where("e.enabled", "=", 1)
-            .where(({ exists, not, selectFrom }) =>
-              not(
-                exists(
-                  selectFrom("waybill_webhook_deliveries as p")
-                    .select(sql.lit(1).as("one"))
-                    .whereRef("p.endpoint_id", "=", "d.endpoint_id")
-                    .whereRef("p.track_no", "=", "d.track_no")
-                    .whereRef("p.sequence", "<", "d.sequence")
-                    .where("p.status", "=", "pending")
-                )
+        const skip = skipEndpoints ?? []
+        const candidates =
+          skip.length === 0
+            ? (yield* execute("webhooks.claim-scan", scanSql({ now, limit }))).rows
+            : yield* rows("webhooks.claim-scan", (c) => claimScan(c, now, limit).where("d.endpoint_id", "not in", skip))
+        if (candidates.length === 0) return []
+        // One transaction for the whole claim: one commit instead of one per delivery.
+        return yield* withTransaction(
+          Effect.gen(function* () {
+            const claimed: Array<Webhook.Claimed> = []
+            const taken = new Map<string, number>()
+            for (const cand of candidates) {
+              const already = taken.get(cand.endpoint_id) ?? 0
+              if (perEndpoint !== undefined && already >= perEndpoint) continue
+              // The conditional update is the claim: a rival dispatcher that took it first has
+              // already moved lease_until past now, so this matches no row.
+              const won = yield* execute(
+                "webhooks.claim",
+                claimSql({
+                  owner,
+                  leaseUntil: now + leaseMs,
+                  endpointId: cand.endpoint_id,
+                  eventId: cand.event_id,
+                  pending: "pending",
+                  now
+                })
               )
-            )
-            .orderBy("d.next_attempt_at")
-            .limit(limit)
-        )
-        const claimed: Array<Webhook.Claimed> = []
-        for (const cand of candidates) {
-          // The conditional update is the claim: a rival dispatcher that took it first has
-          // already moved lease_until past now, so this matches no row.
-          const won = yield* write("webhooks.claim", (c) =>
-            c
-              .updateTable("waybill_webhook_deliveries")
-              .set({ lease_owner: owner, lease_until: now + leaseMs })
-              .where("endpoint_id", "=", cand.endpoint_id)
-              .where("event_id", "=", cand.event_id)
-              .where("status", "=", "pending")
-              .where("lease_until", "<=", now)
-          )
-          if (won !== 1) continue
-          const row = yield* first("webhooks.claim-load", (c) =>
-            c
-              .selectFrom("waybill_webhook_deliveries as d")
-              .innerJoin("waybill_webhook_endpoints as e", "e.id", "d.endpoint_id")
-              .innerJoin("waybill_events as ev", "ev.id", "d.event_id")
-              .selectAll("d")
-              .select([
-                "e.id as e_id",
-                "e.customer_no as e_customer_no",
-                "e.url as e_url",
-                "e.event_types as e_event_types",
-                "e.secret as e_secret",
-                "e.previous_secret as e_previous_secret",
-                "e.previous_secret_until as e_previous_secret_until",
-                "e.enabled as e_enabled",
-                "e.disabled_reason as e_disabled_reason",
-                "e.failing_since as e_failing_since",
-                "e.created_at as e_created_at",
-                "e.updated_at as e_updated_at",
-                "ev.id as ev_id",
-                "ev.type as ev_type",
-                "ev.customer_no as ev_customer_no",
-                "ev.track_no as ev_track_no",
-                "ev.sequence as ev_sequence",
-                "ev.livemode as ev_livemode",
-                "ev.occurred_at as ev_occurred_at",
-                "ev.data as ev_data"
-              ])
-              .where("d.endpoint_id", "=", cand.endpoint_id)
-              .where("d.event_id", "=", cand.event_id)
-          )
-          if (row === undefined) continue
-          claimed.push({
-            delivery: toDelivery(row),
-            endpoint: toEndpoint({
-              id: row.e_id,
-              customer_no: row.e_customer_no,
-              url: row.e_url,
-              event_types: row.e_event_types,
-              secret: row.e_secret,
-              previous_secret: row.e_previous_secret,
-              previous_secret_until: row.e_previous_secret_until,
-              enabled: row.e_enabled,
-              disabled_reason: row.e_disabled_reason,
-              failing_since: row.e_failing_since,
-              created_at: row.e_created_at,
-              updated_at: row.e_updated_at
-            }),
-            event: toStoredEvent({
-              id: row.ev_id,
-              type: row.ev_type,
-              customer_no: row.ev_customer_no,
-              track_no: row.ev_track_no,
-              sequence: row.ev_sequence,
-              livemode: row.ev_livemode,
-              occurred_at: row.ev_occurred_at,
-              data: row.ev_data
-            })
+              if (Number(won.numAffectedRows ?? 0) !== 1) continue
+              const row = { ...cand, lease_owner: owner, lease_until: now + leaseMs }
+              taken.set(cand.endpoint_id, already + 1)
+              claimed.push({
+                delivery: toDelivery(row),
+                endpoint: toEndpoint({
+                  id: row.e_id,
+                  customer_no: row.e_customer_no,
+                  url: row.e_url,
+                  event_types: row.e_event_types,
+                  secret: row.e_secret,
+                  previous_secret: row.e_previous_secret,
+                  previous_secret_until: row.e_previous_secret_until,
+                  enabled: row.e_enabled,
+                  disabled_reason: row.e_disabled_reason,
+                  failing_since: row.e_failing_since,
+                  created_at: row.e_created_at,
+                  updated_at: row.e_updated_at
+                }),
+                event: toStoredEvent({
+                  id: row.ev_id,
+                  type: row.ev_type,
+                  customer_no: row.ev_customer_no,
+                  track_no: row.ev_track_no,
+                  sequence: row.ev_sequence,
+                  livemode: row.ev_livemode,
+                  occurred_at: row.ev_occurred_at,
+                  data: row.ev_data
+                })
+              })
+            }
+            return claimed
           })
-        }
-        return claimed
+        )
       }),
 
     complete: ({ attempt, outcome, owner }) =>
       withTransaction(
         Effect.gen(function* () {
-          yield* write("webhooks.attempt-insert", (c) =>
-            c.insertInto("waybill_webhook_attempts").values({
-              endpoint_id: attempt.endpointId,
-              event_id: attempt.eventId,
-              attempt: attempt.attempt,
+          yield* execute(
+            "webhooks.attempt-insert",
+            compileInsert("waybill_webhook_attempts", [
+              {
+                endpoint_id: attempt.endpointId,
+                event_id: attempt.eventId,
+                attempt: attempt.attempt,
+                at: attempt.at,
+                status: attempt.status,
+                ok: attempt.ok ? 1 : 0,
+                duration_ms: attempt.durationMs,
+                response: attempt.response
+              }
+            ])
+          )
+          const result = yield* execute(
+            "webhooks.complete",
+            completeSql({
+              status: outcome._tag === "Delivered" ? "delivered" : outcome._tag === "Retry" ? "pending" : "failed",
+              attempts: attempt.attempt,
+              nextAttemptAt: outcome._tag === "Retry" ? outcome.nextAttemptAt : attempt.at,
+              lastStatus: attempt.status,
               at: attempt.at,
-              status: attempt.status,
-              ok: attempt.ok ? 1 : 0,
-              duration_ms: attempt.durationMs,
-              response: attempt.response
+              endpointId: attempt.endpointId,
+              eventId: attempt.eventId,
+              owner
             })
           )
-          const result = yield* write("webhooks.complete", (c) =>
-            c
-              .updateTable("waybill_webhook_deliveries")
-              .set({
-                status: outcome._tag === "Delivered" ? "delivered" : outcome._tag === "Retry" ? "pending" : "failed",
-                attempts: attempt.attempt,
-                next_attempt_at: outcome._tag === "Retry" ? outcome.nextAttemptAt : attempt.at,
-                lease_owner: null,
-                lease_until: 0,
-                last_status: attempt.status,
-                updated_at: attempt.at
-              })
-              .where("endpoint_id", "=", attempt.endpointId)
-              .where("event_id", "=", attempt.eventId)
-              .where("lease_owner", "=", owner)
-          )
-          return result === 1
+          return Number(result.numAffectedRows ?? 0) === 1
         })
       ),
 
@@ -370,13 +442,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
       withTransaction(
         Effect.gen(function* () {
           if (ok) {
-            yield* write("webhooks.health-ok", (c) =>
-              c
-                .updateTable("waybill_webhook_endpoints")
-                .set({ failing_since: null })
-                .where("id", "=", endpointId)
-                .where("failing_since", "is not", null)
-            )
+            yield* execute("webhooks.health-ok", healthOkSql({ endpointId }))
             return false
           }
           yield* write("webhooks.health-failing", (c) =>
@@ -476,7 +542,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
               .where("waybill_webhook_deliveries.status", "<>", "delivered")
           )
-      ).pipe(Effect.map((r) => r)),
+      ),
 
     prune: (before) =>
       withTransaction(

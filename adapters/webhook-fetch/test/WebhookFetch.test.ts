@@ -1,3 +1,4 @@
+import * as net from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -32,6 +33,13 @@ const signedRequest = (url: string, body: string, secrets: ReadonlyArray<string>
     (headers) => ({ url, headers: { ...headers, "content-type": "application/json" }, body })
   ).pipe(Effect.provide(ring))
 
+/** A transport closed with the test's scope (its kept-alive connections would outlive it). */
+const transportOf = (options: WebhookFetch.Options) =>
+  Effect.acquireRelease(
+    Effect.sync(() => WebhookFetch.make(options)),
+    (t) => t.dispose
+  )
+
 const answered = (r: WebhookResponse) => {
   if (r._tag !== "Answered") throw new Error(`expected an answer, got ${r.reason}: ${r.message}`)
   return r
@@ -42,7 +50,7 @@ describe("WebhookFetch over a real HTTPS receiver", () => {
     Effect.gen(function* () {
       const pems = yield* certificate
       const r = yield* receiver(pems)
-      const transport = WebhookFetch.make({ allowPrivate: allowLoopback, ca: [pems.cert] })
+      const transport = yield* transportOf({ allowPrivate: allowLoopback, ca: [pems.cert] })
       const body = JSON.stringify({ id: "evt_01TEST", data: { name: "Zoë Ångström — 東京都 🚚", quote: '"\\' } })
       const res = answered(yield* transport.send(yield* signedRequest(r.url, body, [secretA])))
       expect(res.status).toBe(200)
@@ -83,7 +91,7 @@ describe("WebhookFetch over a real HTTPS receiver", () => {
     Effect.gen(function* () {
       const pems = yield* certificate
       const r = yield* receiver(pems)
-      const transport = WebhookFetch.make({ allowPrivate: allowLoopback, ca: [pems.cert] })
+      const transport = yield* transportOf({ allowPrivate: allowLoopback, ca: [pems.cert] })
       r.setHandler((_req, res) => {
         res.writeHead(429, { "retry-after": "120" })
         res.end("slow down")
@@ -115,19 +123,28 @@ describe("WebhookFetch over a real HTTPS receiver", () => {
     Effect.gen(function* () {
       const pems = yield* certificate
       const r = yield* receiver(pems)
-      const transport = WebhookFetch.make({
-        allowPrivate: allowLoopback,
-        ca: [pems.cert],
-        totalTimeoutMs: 300,
-        maxResponseBytes: 64 * 1024,
-        headBytes: 16
-      })
+      // The total budget is short only where the answer never comes, so the outcome cannot
+      // depend on how loaded the machine is: whatever the handshake costs, no answer arrives.
+      const impatient = yield* transportOf({ allowPrivate: allowLoopback, ca: [pems.cert], totalTimeoutMs: 300 })
       r.setHandler(() => {
         // never answers
       })
-      const slow = yield* transport.send(yield* signedRequest(r.url, "{}", [secretA]))
-      expect(slow).toMatchObject({ _tag: "NoAnswer", reason: "timeout" })
+      const slow = yield* impatient.send(yield* signedRequest(r.url, "{}", [secretA]))
+      expect(slow).toMatchObject({
+        _tag: "NoAnswer",
+        reason: "timeout",
+        message: "no complete answer within 300 ms"
+      })
+      expect(slow.durationMs).toBeGreaterThanOrEqual(290)
 
+      // The endless answer is cut by size, not time: the default 15 s budget leaves a loaded
+      // machine all the time it needs to read 64 KiB.
+      const transport = yield* transportOf({
+        allowPrivate: allowLoopback,
+        ca: [pems.cert],
+        maxResponseBytes: 64 * 1024,
+        headBytes: 16
+      })
       r.setHandler((_req, res) => {
         res.writeHead(200)
         const chunk = Buffer.alloc(16 * 1024, "x")
@@ -147,17 +164,38 @@ describe("WebhookFetch over a real HTTPS receiver", () => {
     })
   )
 
+  it.scoped("gives up on a connection whose TLS handshake never completes", () =>
+    Effect.gen(function* () {
+      // Accepts TCP and then says nothing: no TLS handshake, ever.
+      const sockets: Array<net.Socket> = []
+      const server = net.createServer((socket) => void sockets.push(socket))
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () =>
+          Effect.async<void>((resume) => {
+            for (const socket of sockets) socket.destroy()
+            server.close(() => resume(Effect.void))
+          })
+      )
+      const port = (server.address() as net.AddressInfo).port
+      const transport = yield* transportOf({ allowPrivate: allowLoopback, connectTimeoutMs: 300 })
+      const silent = yield* transport.send({ url: `https://127.0.0.1:${port}/hooks`, headers: {}, body: "{}" })
+      expect(silent).toMatchObject({ _tag: "NoAnswer", reason: "timeout", message: "not connected within 300 ms" })
+      expect(sockets.length).toBe(1)
+    })
+  )
+
   it.scoped("reports a receiver that is down, and an untrusted certificate", () =>
     Effect.gen(function* () {
       const pems = yield* certificate
       const r = yield* receiver(pems)
-      const untrusting = WebhookFetch.make({ allowPrivate: allowLoopback })
+      const untrusting = yield* transportOf({ allowPrivate: allowLoopback })
       expect(yield* untrusting.send(yield* signedRequest(r.url, "{}", [secretA]))).toMatchObject({
         _tag: "NoAnswer",
         reason: "network"
       })
       yield* r.stop
-      const transport = WebhookFetch.make({ allowPrivate: allowLoopback, ca: [pems.cert] })
+      const transport = yield* transportOf({ allowPrivate: allowLoopback, ca: [pems.cert] })
       expect(yield* transport.send(yield* signedRequest(r.url, "{}", [secretA]))).toMatchObject({
         _tag: "NoAnswer",
         reason: "network"
@@ -176,7 +214,7 @@ describe("WebhookFetch SSRF guard", () => {
     Effect.gen(function* () {
       const pems = yield* certificate
       const r = yield* receiver(pems)
-      const transport = WebhookFetch.make({ ca: [pems.cert] })
+      const transport = yield* transportOf({ ca: [pems.cert] })
       for (const url of [
         r.url,
         `https://localhost:${r.port}/`,
@@ -213,7 +251,7 @@ describe("WebhookFetch SSRF guard", () => {
           { address: "127.0.0.1", family: 4 }
         ]
       }
-      const transport = WebhookFetch.make({ resolve: (h) => Promise.resolve(answers[h] ?? []) })
+      const transport = yield* transportOf({ resolve: (h) => Promise.resolve(answers[h] ?? []) })
       for (const host of Object.keys(answers)) yield* refused(transport, `https://${host}:1/`)
     })
   )
@@ -224,9 +262,13 @@ describe("WebhookFetch SSRF guard", () => {
       const r = yield* receiver(pems)
       // A rebinding name: the first answer is the allowed address, later ones are not.
       let calls = 0
-      const transport = WebhookFetch.make({
+      let clock = 1_000_000
+      const transport = yield* transportOf({
         allowPrivate: Option.getOrThrow(Ssrf.parseAllowList("127.0.0.1")),
         ca: [pems.cert],
+        now: () => clock,
+        // The test clock jumps; the idle sweep (real time) must not read that as idleness.
+        idleMs: 3_600_000_000,
         resolve: () => {
           calls++
           return Promise.resolve([{ address: calls === 1 ? "127.0.0.1" : "127.0.0.2", family: 4 as const }])
@@ -237,9 +279,112 @@ describe("WebhookFetch SSRF guard", () => {
       expect(first.status).toBe(200)
       expect(calls).toBe(1)
       expect(r.received[0]!.localAddress).toBe("127.0.0.1")
+      // The kept-alive connection is reused for at most 60 s; then the name is checked again.
+      clock += 60_000
       yield* refused(transport, url)
       expect(calls).toBe(2)
       expect(r.received).toHaveLength(1)
+      // The pool was retired: the refusal stands, without a connection to the old address.
+      yield* refused(transport, url)
+      expect(calls).toBe(3)
+      expect(r.received).toHaveLength(1)
+    })
+  )
+})
+
+describe("WebhookFetch connection reuse", () => {
+  const allowAllLoopback = Option.getOrThrow(Ssrf.parseAllowList("127.0.0.0/8"))
+
+  it.scoped("reuses one connection per name and checks the name again after 60 s", () =>
+    Effect.gen(function* () {
+      const pems = yield* certificate
+      const r = yield* receiver(pems)
+      let calls = 0
+      let clock = 1_000_000
+      const transport = yield* transportOf({
+        allowPrivate: allowAllLoopback,
+        ca: [pems.cert],
+        now: () => clock,
+        // The test clock jumps; the idle sweep (real time) must not read that as idleness.
+        idleMs: 3_600_000_000,
+        resolve: () => {
+          calls++
+          return Promise.resolve([{ address: "127.0.0.1", family: 4 as const }])
+        }
+      })
+      const url = `https://receiver.test:${r.port}/hooks`
+      for (let i = 0; i < 5; i++) {
+        expect(answered(yield* transport.send(yield* signedRequest(url, `{"n":${i}}`, [secretA]))).status).toBe(200)
+        clock += 10_000
+      }
+      // 40 s of deliveries: one connection, one DNS check.
+      expect(new Set(r.received.map((x) => x.remotePort)).size).toBe(1)
+      expect(calls).toBe(1)
+      // 60 s after the check: checked again, and as the name still leads there, the connection stays.
+      clock += 20_000
+      expect(answered(yield* transport.send(yield* signedRequest(url, "{}", [secretA]))).status).toBe(200)
+      expect(calls).toBe(2)
+      expect(new Set(r.received.map((x) => x.remotePort)).size).toBe(1)
+      expect(r.received.map((x) => x.body).slice(0, 5)).toEqual([0, 1, 2, 3, 4].map((n) => `{"n":${n}}`))
+    })
+  )
+
+  it.scoped("retires the connections of a name that now leads elsewhere", () =>
+    Effect.gen(function* () {
+      const pems = yield* certificate
+      // Listening on every address, so 127.0.0.1 and 127.0.0.2 both reach it.
+      const r = yield* receiver(pems, "0.0.0.0")
+      let address = "127.0.0.1"
+      let clock = 1_000_000
+      const transport = yield* transportOf({
+        allowPrivate: allowAllLoopback,
+        ca: [pems.cert],
+        now: () => clock,
+        // The test clock jumps; the idle sweep (real time) must not read that as idleness.
+        idleMs: 3_600_000_000,
+        resolve: () => Promise.resolve([{ address, family: 4 as const }])
+      })
+      const url = `https://receiver.test:${r.port}/hooks`
+      answered(yield* transport.send(yield* signedRequest(url, "{}", [secretA])))
+      address = "127.0.0.2"
+      // Within 60 s the checked connection is still used.
+      clock += 59_000
+      answered(yield* transport.send(yield* signedRequest(url, "{}", [secretA])))
+      clock += 1_000
+      answered(yield* transport.send(yield* signedRequest(url, "{}", [secretA])))
+      expect(r.received.map((x) => x.localAddress)).toEqual(["127.0.0.1", "127.0.0.1", "127.0.0.2"])
+      expect(r.received[0]!.remotePort).toBe(r.received[1]!.remotePort)
+    })
+  )
+
+  it.scoped("opens at most maxSocketsPerHost connections to one name, and dispose closes them", () =>
+    Effect.gen(function* () {
+      const pems = yield* certificate
+      const r = yield* receiver(pems)
+      const transport = yield* transportOf({ allowPrivate: allowLoopback, ca: [pems.cert], maxSocketsPerHost: 2 })
+      let open = 0
+      let most = 0
+      r.setHandler((_req, res) => {
+        open++
+        most = Math.max(most, open)
+        setTimeout(() => {
+          open--
+          res.end("ok")
+        }, 20)
+      })
+      const sent = yield* Effect.forEach(
+        Array.from({ length: 8 }, (_, i) => i),
+        (i) => Effect.flatMap(signedRequest(r.url, `{"n":${i}}`, [secretA]), transport.send),
+        { concurrency: "unbounded" }
+      )
+      expect(sent.map((x) => answered(x).status)).toEqual(Array(8).fill(200))
+      expect(most).toBeLessThanOrEqual(2)
+      const ports = new Set(r.received.map((x) => x.remotePort))
+      expect(ports.size).toBeLessThanOrEqual(2)
+      // After dispose the old connections are gone; the next send opens a new one.
+      yield* transport.dispose
+      answered(yield* transport.send(yield* signedRequest(r.url, "{}", [secretA])))
+      expect(ports.has(r.received.at(-1)!.remotePort)).toBe(false)
     })
   )
 })

@@ -15,8 +15,27 @@ import { startCeiling } from "./ceiling.js"
 import { startFloor } from "./floor.js"
 import { parseProcStat, parseProcStatus } from "./proc.js"
 import { type CpuProfile, summarize } from "./profile.js"
-import { ceilingLine, formatReport, type Measurement, ratioOf, ratiosOf, type RunReport, verdict } from "./report.js"
-import { BOOKING_BODY, bookSingle, checkSingleBooking, selectScenarios, SHIPMENT, targetsOf } from "./scenarios.js"
+import {
+  ceilingLine,
+  formatReport,
+  formatWebhookDrain,
+  type Measurement,
+  ratioOf,
+  ratiosOf,
+  type RunReport,
+  verdict,
+  webhookDrainName,
+  webhookRatioOf
+} from "./report.js"
+import {
+  BOOKING_BODY,
+  bookSingle,
+  checkSingleBooking,
+  selectScenarios,
+  selectsWebhookDrain,
+  SHIPMENT,
+  targetsOf
+} from "./scenarios.js"
 import { type RunningTarget, TARGET_NAMES, type TargetName } from "./target.js"
 import { startWaybill } from "./waybill.js"
 
@@ -66,6 +85,12 @@ describe("configuration", () => {
     expect(selectScenarios(undefined).map((s) => s.name)).toContain("book-single")
     expect(selectScenarios(" book-single ").map((s) => s.name)).toEqual(["book-single"])
     expect(() => selectScenarios("book-single,teleport")).toThrow(/teleport/)
+    // The webhook drain is selected by the same list, and is no HTTP scenario.
+    expect(selectScenarios("webhook-drain")).toEqual([])
+    expect(selectsWebhookDrain("webhook-drain")).toBe(true)
+    expect(selectsWebhookDrain(undefined)).toBe(true)
+    expect(selectsWebhookDrain("book-single")).toBe(false)
+    expect(() => selectsWebhookDrain("webhook-drain,teleport")).toThrow(/teleport/)
   })
 })
 
@@ -172,6 +197,45 @@ describe("report", () => {
     expect(text).toMatch(/ratio waybill\/floor = 0\.30/)
     expect(text).toMatch(/problem \(waybill\): measured: 3 non-2xx answers/)
     expect(text).toMatch(/RUN INVALID/)
+  })
+})
+
+describe("the webhook drain row", () => {
+  const drained = (target: "waybill" | "handwritten", perSec: number, problems: ReadonlyArray<string> = []) => ({
+    target,
+    events: 10_000,
+    shipments: 1_000,
+    concurrency: 16,
+    received: 10_000,
+    drainSeconds: 10_000 / perSec,
+    deliveriesPerSec: perSec,
+    cpuPercent: 50,
+    rssPeakMiB: 200,
+    retainedHeapFirstThirdMiB: 31,
+    retainedHeapLastThirdMiB: 32,
+    problems
+  })
+
+  it("prints both targets, the ratio and the absolute goal", () => {
+    const measurements = [drained("waybill", 2_500), drained("handwritten", 4_000)]
+    const text = formatWebhookDrain({
+      scenario: webhookDrainName(10_000),
+      measurements,
+      ratio: webhookRatioOf(measurements),
+      problems: []
+    })
+    expect(text).toMatch(/webhook drain \(10,000 events\)\s+waybill\s+2500\s+4\.0\s+50\s+200\s/)
+    expect(text).toMatch(/webhook drain \(10,000 events\)\s+handwritten\s+4000\s/)
+    expect(text).toMatch(/ratio waybill\/handwritten = 0\.63 \(goal >= 0\.50\): MEETS the goal/)
+    expect(text).toMatch(/waybill 2500 deliveries\/s \(goal >= 2000\): MEETS the goal/)
+    expect(text).not.toMatch(/INVALID/)
+  })
+
+  it("marks a drain that lost deliveries invalid", () => {
+    const measurements = [drained("waybill", 500, ["only 9990 of 10000 events arrived"]), drained("handwritten", 4_000)]
+    const text = formatWebhookDrain({ scenario: webhookDrainName(10_000), measurements, ratio: 0.125, problems: [] })
+    expect(text).toMatch(/BELOW the goal.*BELOW the goal \[run INVALID, see problems\]/)
+    expect(text).toMatch(/problem \(waybill\): only 9990 of 10000 events arrived/)
   })
 })
 

@@ -7,6 +7,94 @@ import type { TargetName } from "./target.js"
 /** The throughput Waybill must reach, as a fraction of the floor's (issue: "at least 0.5"). */
 export const GOAL_RATIO = 0.5
 
+/** Deliveries per second Waybill's dispatcher must reach in the webhook drain (issue 13). */
+export const WEBHOOK_GOAL_PER_SEC = 2_000
+
+/** Who sends in the webhook drain: Waybill's dispatcher, or the hand-written keep-alive sender. */
+export type WebhookTarget = "waybill" | "handwritten"
+
+/** One target's webhook drain (the `RESULT` line of bench/webhooks.ts). */
+export interface WebhookDrainMeasurement {
+  readonly target: WebhookTarget
+  readonly events: number
+  readonly shipments: number
+  readonly concurrency: number
+  readonly received: number
+  readonly drainSeconds: number
+  readonly deliveriesPerSec: number
+  /** Process CPU over the drain as a share of one core (sender and receiver share the process). */
+  readonly cpuPercent: number
+  readonly rssPeakMiB: number
+  /** Heap after a full collection, mean over the first and the last third of the drain. */
+  readonly retainedHeapFirstThirdMiB: number | null
+  readonly retainedHeapLastThirdMiB: number | null
+  readonly problems: ReadonlyArray<string>
+}
+
+/** The webhook drain: both targets over the same backlog. */
+export interface WebhookDrainResult {
+  /** `webhook drain (10,000 events)` */
+  readonly scenario: string
+  readonly measurements: ReadonlyArray<WebhookDrainMeasurement>
+  /** waybill deliveries/s divided by handwritten's; null unless both ran. */
+  readonly ratio: number | null
+  readonly problems: ReadonlyArray<string>
+}
+
+/** The name of the drain's row: `webhook drain (10,000 events)`. */
+export const webhookDrainName = (events: number): string => `webhook drain (${events.toLocaleString("en-US")} events)`
+
+/** waybill/handwritten deliveries per second; null unless both ran. */
+export const webhookRatioOf = (measurements: ReadonlyArray<WebhookDrainMeasurement>): number | null => {
+  const w = measurements.find((m) => m.target === "waybill")
+  const h = measurements.find((m) => m.target === "handwritten")
+  return w === undefined || h === undefined || h.deliveriesPerSec <= 0 ? null : w.deliveriesPerSec / h.deliveriesPerSec
+}
+
+/** The drain's table rows and verdict lines. */
+export const formatWebhookDrain = (drain: WebhookDrainResult): string => {
+  const header = [
+    "scenario",
+    "target",
+    "deliveries/s",
+    "drain s",
+    "CPU %",
+    "CPU us/delivery",
+    "peak RSS MiB",
+    "heap MiB 1st/last third"
+  ]
+  const rows = drain.measurements.map((m) => [
+    drain.scenario,
+    m.target,
+    m.deliveriesPerSec.toFixed(0),
+    m.drainSeconds.toFixed(1),
+    m.cpuPercent.toFixed(0),
+    m.received > 0 ? (((m.cpuPercent / 100) * m.drainSeconds * 1e6) / m.received).toFixed(0) : "n/a",
+    m.rssPeakMiB.toFixed(1),
+    m.retainedHeapFirstThirdMiB === null || m.retainedHeapLastThirdMiB === null
+      ? "n/a"
+      : `${m.retainedHeapFirstThirdMiB.toFixed(1)}/${m.retainedHeapLastThirdMiB.toFixed(1)}`
+  ])
+  const out = [table(header, rows), ""]
+  const valid = drain.problems.length === 0 && drain.measurements.every((m) => m.problems.length === 0)
+  const waybill = drain.measurements.find((m) => m.target === "waybill")
+  const parts: Array<string> = []
+  if (drain.ratio !== null) {
+    parts.push(
+      `ratio waybill/handwritten = ${drain.ratio.toFixed(2)} (goal >= ${GOAL_RATIO.toFixed(2)}): ${drain.ratio >= GOAL_RATIO ? "MEETS the goal" : "BELOW the goal"}`
+    )
+  } else parts.push("ratio: n/a (needs both targets)")
+  if (waybill !== undefined) {
+    parts.push(
+      `waybill ${waybill.deliveriesPerSec.toFixed(0)} deliveries/s (goal >= ${WEBHOOK_GOAL_PER_SEC}): ${waybill.deliveriesPerSec >= WEBHOOK_GOAL_PER_SEC ? "MEETS the goal" : "BELOW the goal"}`
+    )
+  }
+  out.push(`${drain.scenario}: ${parts.join("; ")}${valid ? "" : " [run INVALID, see problems]"}`)
+  for (const m of drain.measurements) for (const p of m.problems) out.push(`  problem (${m.target}): ${p}`)
+  for (const p of drain.problems) out.push(`  problem: ${p}`)
+  return out.join("\n")
+}
+
 /** One target under one scenario. */
 export interface Measurement {
   readonly target: TargetName
@@ -77,6 +165,8 @@ export interface RunReport {
   }
   readonly goalRatio: number
   readonly scenarios: ReadonlyArray<ScenarioResult>
+  /** The webhook drain, when selected (scenario `webhook-drain`). */
+  readonly webhookDrain?: WebhookDrainResult
   /** False when any scenario or measurement has problems; the process then exits non-zero. */
   readonly valid: boolean
 }
@@ -175,10 +265,9 @@ export const formatReport = (report: RunReport): string => {
   const out = [
     `${report.config.connections} connections, ${report.config.warmupSec} s warm-up + ${report.config.durationSec} s measured per target; ` +
       `node ${report.environment.node}, ${report.environment.cpus} x ${report.environment.cpuModel}`,
-    "",
-    table(header, rows),
     ""
   ]
+  if (rows.length > 0) out.push(table(header, rows), "")
   for (const s of report.scenarios) {
     const valid = s.problems.length === 0 && s.measurements.every((m) => m.problems.length === 0)
     out.push(`${s.scenario}: ${verdict(s.ratio, valid)}`)
@@ -199,6 +288,7 @@ export const formatReport = (report: RunReport): string => {
     }
     for (const p of s.problems) out.push(`  problem: ${p}`)
   }
+  if (report.webhookDrain !== undefined) out.push("", formatWebhookDrain(report.webhookDrain))
   if (report.config.profiled.length > 0) {
     out.push(
       "",

@@ -26,15 +26,33 @@ import {
   ratioOf,
   ratiosOf,
   type RunReport,
-  type ScenarioResult
+  type ScenarioResult,
+  type WebhookDrainMeasurement,
+  type WebhookDrainResult,
+  webhookDrainName,
+  webhookRatioOf,
+  type WebhookTarget
 } from "./report.js"
-import { type RequestSpec, type Scenario, selectScenarios, type Session, targetsOf } from "./scenarios.js"
+import {
+  type RequestSpec,
+  type Scenario,
+  selectScenarios,
+  selectsWebhookDrain,
+  type Session,
+  targetsOf
+} from "./scenarios.js"
 import type { PragmaValues } from "./sqlite.js"
 import type { TargetName } from "./target.js"
 
 const HOST_DIR = fileURLToPath(new URL("../", import.meta.url))
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 const CHILD_ENTRY = fileURLToPath(new URL("./child.ts", import.meta.url))
+const WEBHOOK_ENTRY = fileURLToPath(new URL("./webhooks.ts", import.meta.url))
+const WEBHOOK_TIMEOUT_MS = 15 * 60_000
+const WEBHOOK_DRAIN_DESCRIPTION =
+  "webhook-drain: a backlog of events delivered to a loopback HTTPS receiver, by Waybill's dispatcher " +
+  "(outbox, leases, signing, SSRF-guarded kept-alive transport, outcome per attempt) and by a hand-written " +
+  "keep-alive sender (node:https, same signed payloads, same concurrency, nothing stored)"
 const READY_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 15_000
 
@@ -309,6 +327,62 @@ const git = (...args: Array<string>): string | null => {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Webhook drain
+
+/** One target's drain in its own process (fresh heap, its own receiver), read from its RESULT line. */
+const drainOnce = (config: BenchConfig, target: WebhookTarget): Promise<WebhookDrainMeasurement> =>
+  withTimeout(
+    new Promise<WebhookDrainMeasurement>((resolve, reject) => {
+      const child = spawn(process.execPath, [...childFlags(config, "waybill"), "--expose-gc", WEBHOOK_ENTRY, target], {
+        cwd: HOST_DIR,
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      live.add(child)
+      let out = ""
+      child.stdout.setEncoding("utf8")
+      child.stdout.on("data", (chunk: string) => {
+        out += chunk
+      })
+      child.once("exit", (code) => {
+        live.delete(child)
+        const line = out.split("\n").find((l) => l.startsWith("RESULT "))
+        if (code !== 0 || line === undefined) {
+          reject(new BenchFailure(`webhook drain / ${target} exited with code ${code}:\n${out.slice(-2000)}`))
+          return
+        }
+        resolve(JSON.parse(line.slice("RESULT ".length)) as WebhookDrainMeasurement)
+      })
+    }),
+    WEBHOOK_TIMEOUT_MS,
+    `the webhook drain of ${target}`
+  )
+
+const runWebhookDrain = async (config: BenchConfig): Promise<WebhookDrainResult> => {
+  const measurements: Array<WebhookDrainMeasurement> = []
+  // One target at a time, like the HTTP scenarios: each has the machine to itself.
+  for (const target of ["waybill", "handwritten"] as const) {
+    console.log(`[webhook drain / ${target}] draining`)
+    const m = await drainOnce(config, target)
+    console.log(
+      `[webhook drain / ${target}] ${m.received} deliveries in ${m.drainSeconds.toFixed(1)} s: ${m.deliveriesPerSec.toFixed(0)}/s` +
+        (m.problems.length > 0 ? `, ${m.problems.length} problem(s)` : "")
+    )
+    measurements.push(m)
+  }
+  const [a, b] = measurements
+  const problems =
+    a !== undefined && b !== undefined && (a.events !== b.events || a.concurrency !== b.concurrency)
+      ? ["the targets drained different backlogs"]
+      : []
+  return {
+    scenario: webhookDrainName(a?.events ?? 0),
+    measurements,
+    ratio: webhookRatioOf(measurements),
+    problems
+  }
+}
+
 const runScenario = async (scenario: Scenario, config: BenchConfig, profileRoot: string): Promise<ScenarioResult> => {
   console.log(`\n${scenario.name}: ${scenario.description}`)
   const measurements: Array<Measurement> = []
@@ -353,8 +427,16 @@ const main = async (): Promise<number> => {
 
   const results: Array<ScenarioResult> = []
   for (const scenario of scenarios) results.push(await runScenario(scenario, config, profileRoot))
+  let webhookDrain: WebhookDrainResult | undefined
+  if (selectsWebhookDrain(config.scenarios)) {
+    console.log(`\n${WEBHOOK_DRAIN_DESCRIPTION}`)
+    webhookDrain = await runWebhookDrain(config)
+  }
 
-  const valid = results.every((s) => s.problems.length === 0 && s.measurements.every((m) => m.problems.length === 0))
+  const valid =
+    results.every((s) => s.problems.length === 0 && s.measurements.every((m) => m.problems.length === 0)) &&
+    (webhookDrain === undefined ||
+      (webhookDrain.problems.length === 0 && webhookDrain.measurements.every((m) => m.problems.length === 0)))
   const report: RunReport = {
     startedAt: startedAt.toISOString(),
     config: {
@@ -375,6 +457,7 @@ const main = async (): Promise<number> => {
     },
     goalRatio: GOAL_RATIO,
     scenarios: results,
+    ...(webhookDrain === undefined ? {} : { webhookDrain }),
     valid
   }
   console.log(`\n${formatReport(report)}`)

@@ -76,16 +76,32 @@ export const bookSingle: Scenario = {
 
 export const SCENARIOS: ReadonlyArray<Scenario> = [bookSingle, docsLookup100, docsDownload]
 
-/** The scenarios named in `filter` (comma-separated), or all of them; unknown names throw. */
-export const selectScenarios = (filter: string | undefined): ReadonlyArray<Scenario> => {
-  if (filter === undefined || filter.trim() === "") return SCENARIOS
+/**
+ * The webhook drain (bench/webhooks.ts): not an HTTP request a client sends, so not a
+ * `Scenario`, but selected by the same `BENCH_SCENARIOS` list.
+ */
+export const WEBHOOK_DRAIN = "webhook-drain"
+
+const namesOf = (filter: string | undefined): ReadonlyArray<string> | undefined => {
+  if (filter === undefined || filter.trim() === "") return undefined
   const names = filter
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "")
-  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n))
-  if (unknown.length > 0) {
-    throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`)
-  }
-  return SCENARIOS.filter((s) => names.includes(s.name))
+  const known = [...SCENARIOS.map((s) => s.name), WEBHOOK_DRAIN]
+  const unknown = names.filter((n) => !known.includes(n))
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${known.join(", ")}`)
+  return names
+}
+
+/** The HTTP scenarios named in `filter` (comma-separated), or all of them; unknown names throw. */
+export const selectScenarios = (filter: string | undefined): ReadonlyArray<Scenario> => {
+  const names = namesOf(filter)
+  return names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name))
+}
+
+/** Whether `filter` selects the webhook drain (it does when empty). */
+export const selectsWebhookDrain = (filter: string | undefined): boolean => {
+  const names = namesOf(filter)
+  return names === undefined || names.includes(WEBHOOK_DRAIN)
 }

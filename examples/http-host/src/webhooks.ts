@@ -26,6 +26,9 @@ export interface WebhookHostOptions {
   readonly idleMs?: number
   /** How long a claim is held (default 60 s); the crash test shortens it. */
   readonly leaseMs?: number
+  /** Parallel sends (default 16) and, of those, to one endpoint (default half). */
+  readonly concurrency?: number
+  readonly perEndpoint?: number
   /** Transport time limits (tests shorten them). */
   readonly connectTimeoutMs?: number
   readonly totalTimeoutMs?: number
@@ -70,7 +73,9 @@ export const startDispatcher = (
   const fiber = Effect.runFork(
     Webhooks.runDispatcher({
       idle: options.idleMs ?? 1000,
-      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs })
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.perEndpoint === undefined ? {} : { perEndpoint: options.perEndpoint })
     }).pipe(Effect.provide(layer))
   )
   return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }

@@ -222,5 +222,5 @@ export const ops = async (url: string, path: string, body?: unknown, token: stri
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
-  return { status: response.status, body: (await response.json()) as Envelope }
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Envelope }
 }

@@ -148,6 +148,8 @@ describe("webhooks through the example host", () => {
     expect(added.status).toBe(201)
     const id = added.body.data.id as string
     expect(added.body.data.secret).toMatch(/^whsec_/)
+    // An answer holding a secret must not be kept by any cache.
+    expect(added.headers.get("cache-control")).toBe("no-store")
     const listed = await ops(t.url, `webhooks/?customer_no=${account.customerNo}`)
     expect(listed.body.data).toHaveLength(1)
     expect(JSON.stringify(listed.body.data)).not.toContain("whsec_")
@@ -157,6 +159,10 @@ describe("webhooks through the example host", () => {
     expect((new StandardWebhook(added.body.data.secret).verify(got.body, got.headers) as any).type).toBe("webhook.test")
     const log = await ops(t.url, `webhooks/${id}/deliveries/`)
     expect([log.status, log.body.data.endpoint.id, log.body.data.deliveries[0].event_id]).toEqual([200, id, eventId])
+    const rotated = await ops(t.url, `webhooks/${id}/rotate-secret/`, {})
+    expect([rotated.status, rotated.headers.get("cache-control")]).toEqual([200, "no-store"])
+    expect(rotated.body.data.secret).toMatch(/^whsec_/)
+    expect(rotated.body.data.secret).not.toBe(added.body.data.secret)
     expect((await ops(t.url, `webhooks/${id}/disable/`, {})).body.data.enabled).toBe(false)
     expect((await ops(t.url, `webhooks/${id}/enable/`, {})).body.data.enabled).toBe(true)
     expect((await ops(t.url, `webhooks/${id}/recover/`, { since: "2000-01-01T00:00:00Z" })).status).toBe(200)

@@ -27,6 +27,7 @@ export const cases = [
   "fan-out rolls back with the event",
   "a claim leases a delivery until the lease expires",
   "two dispatchers never claim the same delivery",
+  "a claim leaves out skipped endpoints and takes at most perEndpoint of each",
   "a shipment's deliveries are claimable one at a time in sequence order",
   "complete records the outcome and the attempt log; a lost lease is reported",
   "a retry is not claimable before its time, a failed one never",
@@ -193,6 +194,31 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     const ids = perOwner.flat()
     expect(new Set(ids).size).toBe(ids.length)
     expect(ids.length).toBe(40)
+  }),
+
+  "a claim leaves out skipped endpoints and takes at most perEndpoint of each": Effect.gen(function* () {
+    const { outbox, store } = yield* services
+    const customerNo = Fixtures.customerNo()
+    const slow = endpoint({ customerNo })
+    const fast = endpoint({ customerNo })
+    yield* store.insertEndpoint(slow)
+    yield* store.insertEndpoint(fast)
+    // Every event (a shipment each) goes to both endpoints.
+    for (let i = 0; i < 6; i++) yield* outbox.append(Fixtures.event({ customerNo }))
+    const count = (claimed: ReadonlyArray<Webhook.Claimed>, e: Webhook.EndpointRecord) =>
+      claimed.filter((c) => c.endpoint.id === e.id).length
+    const capped = yield* store.claimDue({ owner: "a", now: T, leaseMs: 60_000, limit: 1000, perEndpoint: 2 })
+    expect([count(capped, slow), count(capped, fast)]).toEqual([2, 2])
+    const skipping = yield* store.claimDue({
+      owner: "a",
+      now: T,
+      leaseMs: 60_000,
+      limit: 1000,
+      skipEndpoints: [slow.id]
+    })
+    expect([count(skipping, slow), count(skipping, fast)]).toEqual([0, 4])
+    const rest = yield* claimAll("a", T)
+    expect([count(rest, slow), count(rest, fast)]).toEqual([4, 0])
   }),
 
   "a shipment's deliveries are claimable one at a time in sequence order": Effect.gen(function* () {

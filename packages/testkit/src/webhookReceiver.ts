@@ -14,6 +14,8 @@ export interface Received {
   readonly headers: Readonly<Record<string, string>>
   readonly body: string
   readonly localAddress: string
+  /** The sender's port: deliveries over one kept-alive connection share it. */
+  readonly remotePort: number
 }
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void
@@ -47,7 +49,12 @@ export const receiver = (pems: { readonly private: string; readonly cert: string
         const body = Buffer.concat(chunks).toString("utf8")
         const headers: Record<string, string> = {}
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v
-        received.push({ headers, body, localAddress: req.socket.localAddress ?? "" })
+        received.push({
+          headers,
+          body,
+          localAddress: req.socket.localAddress ?? "",
+          remotePort: req.socket.remotePort ?? 0
+        })
         handler(req, res, body)
       })
     })

@@ -103,12 +103,18 @@ export interface WebhookStoreShape {
    * Leases up to `limit` due deliveries to `owner` until `now + leaseMs`: pending, due, not
    * leased (or the lease expired), of an enabled endpoint, and with no earlier pending
    * delivery of the same shipment to the same endpoint (per-shipment order).
+   *
+   * `skipEndpoints` are left out and at most `perEndpoint` deliveries of any one endpoint are
+   * taken: the dispatcher passes the endpoints whose lane is full, so a slow endpoint's
+   * backlog never fills a claim that other endpoints' deliveries are waiting for.
    */
   readonly claimDue: (options: {
     readonly owner: string
     readonly now: number
     readonly leaseMs: number
     readonly limit: number
+    readonly skipEndpoints?: ReadonlyArray<string>
+    readonly perEndpoint?: number
   }) => Effect.Effect<ReadonlyArray<Claimed>, StorageError>
   /**
    * Logs the attempt and, if `owner` still holds the lease, records the outcome and releases

@@ -2,8 +2,8 @@
  * @module WebhookTransport
  *
  * One HTTP attempt of a webhook delivery. The adapter (`@waybill/webhook-fetch`) owns the
- * network rules: DNS checked at every attempt, connection pinned to the checked address, no
- * redirects, size and time limits. Core only sees what the attempt gave, so the dispatcher's
+ * network rules: DNS checked whenever a connection opens and after 60 s of reuse, connections
+ * pinned to the checked address, no redirects, size and time limits. Core only sees what the attempt gave, so the dispatcher's
  * retry logic is tested with a recording transport.
  */
 import * as Context from "effect/Context"

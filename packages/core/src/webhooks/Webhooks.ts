@@ -12,8 +12,12 @@
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as EffectSchedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -45,7 +49,7 @@ import {
   type StoredEvent,
   WebhookStore
 } from "./WebhookStore.js"
-import { WebhookTransport } from "./WebhookTransport.js"
+import { type WebhookResponse, WebhookTransport } from "./WebhookTransport.js"
 import { ProvisioningStore } from "../provisioning/index.js"
 
 /** The event types an endpoint can select (`webhook.test` is sent on request only). */
@@ -357,6 +361,19 @@ export interface DispatchOptions {
   readonly batch?: number
   /** Parallel sends. Default 16. */
   readonly concurrency?: number
+  /**
+   * Parallel sends to one endpoint (its lane) in {@link runDispatcher}. Default half of
+   * `concurrency` (at least 1): an endpoint that hangs holds at most its lane.
+   */
+  readonly perEndpoint?: number
+  /**
+   * In {@link runDispatcher}, a send still waiting after this long gives its slot of
+   * `concurrency` back (it keeps its lane), so hanging endpoints never take every slot.
+   * Default 2 000 ms.
+   */
+  readonly slowMs?: number
+  /** In {@link runDispatcher}, sends in flight at most, slow ones included. Default 8 x `concurrency`. */
+  readonly maxInFlight?: number
   /** How long a claim is held; must exceed the transport's total timeout. Default 60 s. */
   readonly leaseMs?: number
 }
@@ -372,23 +389,38 @@ const userAgent = "Waybill-Webhooks/1"
 
 const isOk = (status: number) => status >= 200 && status <= 299
 
-/** One claimed delivery: sign, send, record. */
-const deliver = (owner: string, claimed: Claimed) =>
+/**
+ * Opened secrets by their sealed text, kept by one dispatcher: opening derives a key and runs
+ * AES-GCM, which would otherwise be paid again for every delivery to the same endpoint. A
+ * rotation seals a new text, so a stale entry is never used; the map is bounded by clearing.
+ */
+type SecretCache = Map<string, Redacted.Redacted<string>>
+
+const openCached = (cache: SecretCache | undefined, sealed: string) => {
+  const known = cache?.get(sealed)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.tap(openSecret(sealed), (opened) => {
+    if (cache === undefined) return
+    if (cache.size >= 1024) cache.clear()
+    cache.set(sealed, opened)
+  })
+}
+
+/** What recording one attempt leaves to do once it is committed (logs, telling the owner). */
+type Recorded = readonly [ok: boolean, after: Effect.Effect<void>]
+
+/**
+ * Records one attempt: its log line, the outcome and the next attempt time, and what the answer
+ * says about the endpoint (410 disables it; so do 5 days of failures).
+ */
+const record = (
+  owner: string,
+  claimed: Claimed,
+  response: WebhookResponse
+): Effect.Effect<Recorded, StorageError, WebhookStore | Entropy> =>
   Effect.gen(function* () {
     const { delivery, endpoint, event } = claimed
     const store = yield* WebhookStore
-    const transport = yield* WebhookTransport
-    const now = yield* Clock.currentTimeMillis
-    const secrets = [yield* openSecret(endpoint.secret)]
-    if (endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now)
-      secrets.push(yield* openSecret(endpoint.previousSecret))
-    const body = envelope(event)
-    const signed = yield* Signature.headers(secrets, event.id, Math.floor(now / 1000), body)
-    const response = yield* transport.send({
-      url: endpoint.url,
-      headers: { ...signed, "content-type": "application/json", "user-agent": userAgent },
-      body
-    })
     const at = yield* Clock.currentTimeMillis
     const attempts = delivery.attempts + 1
     const ok = response._tag === "Answered" && isOk(response.status)
@@ -429,21 +461,243 @@ const deliver = (owner: string, claimed: Claimed) =>
       response: (response._tag === "Answered" ? response.head : `${response.reason}: ${response.message}`).slice(0, 512)
     }
     yield* store.complete({ owner, attempt, outcome })
+    const annotate = Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
     if (gone) {
       // 410 Gone: the receiver says this endpoint will never work again.
       yield* store.updateEndpoint({ ...endpoint, enabled: false, disabledReason: "gone", updatedAt: at })
-      yield* Effect.logWarning("waybill webhooks: endpoint answered 410 and was disabled").pipe(
-        Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
-      )
-      yield* tellOwner(endpoint, "gone")
-    } else if (yield* store.noteHealth({ endpointId: endpoint.id, ok, now: at, disableAfterMs })) {
-      yield* Effect.logWarning("waybill webhooks: endpoint failed for 5 days and was disabled").pipe(
-        Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
-      )
-      yield* tellOwner(endpoint, "failing")
+      return [
+        ok,
+        Effect.zipRight(
+          Effect.logWarning("waybill webhooks: endpoint answered 410 and was disabled").pipe(annotate),
+          tellOwner(endpoint, "gone")
+        )
+      ] as const
     }
-    return ok
+    // A success for an endpoint that was not failing when claimed has nothing to note.
+    if (
+      !(ok && endpoint.failingSince === null) &&
+      (yield* store.noteHealth({ endpointId: endpoint.id, ok, now: at, disableAfterMs }))
+    ) {
+      return [
+        ok,
+        Effect.zipRight(
+          Effect.logWarning("waybill webhooks: endpoint failed for 5 days and was disabled").pipe(annotate),
+          tellOwner(endpoint, "failing")
+        )
+      ] as const
+    }
+    return [ok, Effect.void] as const
   })
+
+/**
+ * Records attempts; the dispatcher's own runs them in batches, one transaction for all the
+ * attempts that ended meanwhile.
+ */
+type Recorder = (
+  claimed: Claimed,
+  response: WebhookResponse
+) => Effect.Effect<boolean, StorageError, WebhookStore | Entropy>
+
+/** Records one attempt in its own transaction(s), then does what it leaves to do. */
+const recordNow =
+  (owner: string): Recorder =>
+  (claimed, response) =>
+    Effect.flatMap(record(owner, claimed, response), ([ok, after]) => Effect.as(after, ok))
+
+/** One claimed delivery: sign, send, record. */
+const deliver = (owner: string, claimed: Claimed, cache?: SecretCache, recorder: Recorder = recordNow(owner)) =>
+  Effect.gen(function* () {
+    const { endpoint, event } = claimed
+    const transport = yield* WebhookTransport
+    const now = yield* Clock.currentTimeMillis
+    const secrets = [yield* openCached(cache, endpoint.secret)]
+    if (endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now)
+      secrets.push(yield* openCached(cache, endpoint.previousSecret))
+    const body = envelope(event)
+    const signed = yield* Signature.headers(secrets, event.id, Math.floor(now / 1000), body)
+    const response = yield* transport.send({
+      url: endpoint.url,
+      headers: { ...signed, "content-type": "application/json", "user-agent": userAgent },
+      body
+    })
+    return yield* recorder(claimed, response)
+  })
+
+/**
+ * A {@link Recorder} that commits together the attempts that end while the previous batch is
+ * being written (group commit): one transaction per batch instead of one per delivery, when the
+ * host provides a `Transactor`. A batch that fails is recorded again one attempt at a time, so
+ * one bad record never costs the others theirs. The logs and e-mails an attempt leaves to do
+ * run after the commit, never inside the transaction.
+ */
+const batchRecorder = (owner: string) =>
+  Effect.gen(function* () {
+    const transactor = yield* Effect.serviceOption(Transactor)
+    if (Option.isNone(transactor)) return recordNow(owner)
+    const jobs = yield* Queue.unbounded<{
+      readonly claimed: Claimed
+      readonly response: WebhookResponse
+      readonly done: Deferred.Deferred<boolean, StorageError>
+    }>()
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          const first = yield* Queue.take(jobs)
+          // A statement on SQLite is synchronous, so attempts would otherwise be written one
+          // by one as they end: a moment's wait lets the answers already on their way join.
+          yield* Effect.sleep(Duration.millis(1))
+          const batch = [first, ...(yield* Queue.takeAll(jobs))]
+          const together = yield* Effect.exit(
+            transactor.value.withTransaction(Effect.forEach(batch, (job) => record(owner, job.claimed, job.response)))
+          )
+          if (Exit.isSuccess(together)) {
+            for (const [i, job] of batch.entries()) yield* Deferred.succeed(job.done, together.value[i]![0])
+            for (const [, after] of together.value) yield* after
+            return
+          }
+          for (const job of batch) {
+            const alone = yield* Effect.exit(record(owner, job.claimed, job.response))
+            if (Exit.isSuccess(alone)) {
+              yield* Deferred.succeed(job.done, alone.value[0])
+              yield* alone.value[1]
+            } else yield* Deferred.failCause(job.done, alone.cause)
+          }
+        })
+      )
+    )
+    return ((claimed, response) =>
+      Effect.flatMap(Deferred.make<boolean, StorageError>(), (done) =>
+        Effect.zipRight(Queue.offer(jobs, { claimed, response, done }), Deferred.await(done))
+      )) satisfies Recorder
+  })
+
+/**
+ * {@link deliver}, where one broken delivery (say, a secret sealed under a KeyRing secret that
+ * is gone) must not stop the others: it is logged, its lease expires and it is tried again.
+ */
+const deliverSafely = (owner: string, c: Claimed, cache?: SecretCache, recorder?: Recorder) =>
+  deliver(owner, c, cache, recorder).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.as(
+        Effect.logError("waybill webhooks: delivery failed unexpectedly", cause).pipe(
+          Effect.annotateLogs({ endpoint: c.endpoint.id, event: c.event.id })
+        ),
+        false
+      )
+    )
+  )
+
+/**
+ * The dispatcher's work loop, without rounds: it claims as many deliveries as it has free
+ * slots, starts each at once, and claims again as soon as one finishes, so a delivery that
+ * takes its full 15 s never waits for, or makes wait, anything else. Each endpoint has a lane
+ * of `perEndpoint` sends; endpoints whose lane is full are left out of the claim, so one
+ * endpoint's backlog can take at most its lane. A send still waiting after `slowMs` gives its
+ * slot back (keeping its lane place), so even many hanging endpoints leave the slots to the
+ * others. Order within a shipment holds because the store never hands out a shipment's next
+ * delivery while an earlier one is pending.
+ */
+const pump = (
+  options: DispatchOptions & { readonly idle: Duration.DurationInput }
+): Effect.Effect<never, never, WebhookStore | WebhookTransport | KeyRing | Entropy> =>
+  Effect.gen(function* () {
+    const store = yield* WebhookStore
+    const concurrency = Math.max(1, options.concurrency ?? 16)
+    const perEndpoint = Math.max(1, options.perEndpoint ?? Math.ceil(concurrency / 2))
+    const batch = Math.max(1, options.batch ?? 64)
+    const leaseMs = options.leaseMs ?? 60_000
+    const slowMs = Math.max(1, options.slowMs ?? 2_000)
+    const maxInFlight = Math.max(concurrency, options.maxInFlight ?? concurrency * 8)
+    const claimAtLeast = Math.max(1, Math.floor(concurrency / 4))
+    const lanes = new Map<string, number>()
+    const secrets: SecretCache = new Map()
+    const recorder = yield* batchRecorder(options.owner)
+    /** Deliveries holding one of the `concurrency` slots (not yet slow). */
+    let busy = 0
+    const inFlight = new Set<{ readonly startedAt: number; counted: boolean }>()
+    const running = yield* FiberSet.make<boolean>()
+    // Wakes the loop when a delivery ends or turns slow; one pending wake-up is enough.
+    const wakeUp = yield* Queue.sliding<void>(1)
+    const uncount = (entry: { counted: boolean }) => {
+      if (!entry.counted) return
+      entry.counted = false
+      busy--
+    }
+    // A delivery still in flight after `slowMs` is waiting on its endpoint, not working: it
+    // gives its slot back (keeping its lane), so endpoints that hang, however many, cannot take
+    // every slot. `maxInFlight` bounds what they can hold in all.
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.zipRight(
+          Effect.sleep(Duration.millis(Math.max(50, Math.floor(slowMs / 4)))),
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            let freed = false
+            for (const entry of inFlight) {
+              if (entry.counted && now - entry.startedAt >= slowMs) {
+                uncount(entry)
+                freed = true
+              }
+            }
+            return freed ? Queue.offer(wakeUp, undefined) : Effect.void
+          })
+        )
+      )
+    )
+    const start = (c: Claimed, now: number) => {
+      const id = c.endpoint.id
+      const entry = { startedAt: now, counted: true }
+      inFlight.add(entry)
+      lanes.set(id, (lanes.get(id) ?? 0) + 1)
+      busy++
+      return FiberSet.run(
+        running,
+        deliverSafely(options.owner, c, secrets, recorder).pipe(
+          Effect.ensuring(
+            Effect.suspend(() => {
+              uncount(entry)
+              inFlight.delete(entry)
+              const left = (lanes.get(id) ?? 1) - 1
+              if (left === 0) lanes.delete(id)
+              else lanes.set(id, left)
+              return Queue.offer(wakeUp, undefined)
+            })
+          )
+        )
+      )
+    }
+    const claimRound = Effect.gen(function* () {
+      const free = Math.min(concurrency - busy, maxInFlight - inFlight.size)
+      // Claims in groups while busy: a claim scans for due work, and one scan per freed slot
+      // costs more than the deliveries it finds.
+      if (free <= 0 || (free < claimAtLeast && busy > 0)) return "full" as const
+      const now = yield* Clock.currentTimeMillis
+      const wanted = Math.min(batch, free)
+      const skipEndpoints = [...lanes].filter(([, n]) => n >= perEndpoint).map(([id]) => id)
+      const claimed = yield* store.claimDue({
+        owner: options.owner,
+        now,
+        leaseMs,
+        limit: wanted,
+        perEndpoint,
+        ...(skipEndpoints.length > 0 ? { skipEndpoints } : {})
+      })
+      for (const c of claimed) yield* start(c, now)
+      return claimed.length === wanted ? ("more" as const) : ("drained" as const)
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("waybill webhooks: claiming deliveries failed", cause), "drained" as const)
+      )
+    )
+    return yield* Effect.forever(
+      Effect.flatMap(claimRound, (state) => {
+        if (state === "more") return Effect.yieldNow()
+        // Full: wait for a slot. Drained: wait for a slot (its shipment's next event may be due
+        // now) or for `idle`, when new deliveries may have been queued.
+        const wake = Queue.take(wakeUp)
+        return state === "full" ? wake : Effect.race(wake, Effect.sleep(options.idle))
+      })
+    )
+  }).pipe(Effect.scoped)
 
 /**
  * One round: lease due deliveries, send them (shipments in parallel, each shipment's events in
@@ -461,32 +715,19 @@ export const dispatchOnce = (
       leaseMs: options.leaseMs ?? 60_000,
       limit: options.batch ?? 64
     })
-    const results = yield* Effect.forEach(
-      claimed,
-      (c) =>
-        // One broken delivery (say, a secret sealed under a KeyRing secret that is gone) must
-        // not stop the others; its lease expires and it is tried again later.
-        deliver(options.owner, c).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.as(
-              Effect.logError("waybill webhooks: delivery failed unexpectedly", cause).pipe(
-                Effect.annotateLogs({ endpoint: c.endpoint.id, event: c.event.id })
-              ),
-              false
-            )
-          )
-        ),
-      { concurrency: options.concurrency ?? 16 }
-    )
+    const results = yield* Effect.forEach(claimed, (c) => deliverSafely(options.owner, c), {
+      concurrency: options.concurrency ?? 16
+    })
     const delivered = results.filter((ok) => ok).length
     return { claimed: claimed.length, delivered, failed: claimed.length - delivered }
   }).pipe(Effect.withSpan("Webhooks.dispatchOnce"))
 
 /**
- * The dispatcher loop, for a host to fork as a fiber: rounds back to back while there is work,
- * `idle` (default 1 s) between empty rounds; a storage failure is logged and retried after
- * `idle`. Interrupting it is safe at any point: a lease taken and not completed expires and
- * the delivery is sent again.
+ * The dispatcher loop, for a host to fork as a fiber: it keeps up to `concurrency` deliveries
+ * in flight, at most `perEndpoint` per endpoint, claiming more as each one ends (see
+ * {@link pump}); with nothing due it looks again after `idle` (default 1 s); a storage failure
+ * is logged and retried after `idle`. Interrupting it is safe at any point: a lease taken and
+ * not completed expires and the delivery is sent again.
  */
 export const runDispatcher = (
   options: Omit<DispatchOptions, "owner"> & { readonly owner?: string; readonly idle?: Duration.DurationInput } = {}
@@ -504,18 +745,7 @@ export const runDispatcher = (
           EffectSchedule.spaced(Duration.hours(1))
         )
       )
-      return yield* Effect.forever(
-        dispatchOnce({ ...options, owner }).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logWarning("waybill webhooks: dispatch round failed", cause), {
-              claimed: 0,
-              delivered: 0,
-              failed: 0
-            })
-          ),
-          Effect.flatMap((summary) => (summary.claimed > 0 ? Effect.void : Effect.sleep(idle)))
-        )
-      )
+      return yield* pump({ ...options, owner, idle })
     })
   )
 

@@ -1,7 +1,8 @@
 /**
  * `/ops/v1` webhook routes: the same core programs as the CLI (`webhook ...`), guarded by the
  * operator token like the rest of `/ops/v1`. Secrets appear only in the answers that create
- * them (add, rotate-secret), never in listings.
+ * them (add, rotate-secret), never in listings; those answers are `Cache-Control: no-store`, so
+ * no proxy or client cache keeps a copy of the secret.
  *
  * - `GET  /ops/v1/webhooks/?customer_no=NO`            endpoints (of one account)
  * - `POST /ops/v1/webhooks/`                           JSON `{ customer_no, url, events: [..] }`
@@ -41,6 +42,9 @@ const endpointErrors = {
   ...bodyErrors
 }
 
+/** On every answer that carries a secret. */
+const noStore = { "cache-control": "no-store" }
+
 const AddBody = Schema.Struct({
   customer_no: Schema.String,
   url: Schema.String,
@@ -79,7 +83,11 @@ export const opsWebhooksRoute: Route = {
         { customerNo: body.right.customer_no, url: body.right.url, eventTypes: body.right.events },
         { allowPrivate: allowPrivate(ctx) }
       )
-      return success({ ...Webhooks.viewEndpoint(created.endpoint), secret: Redacted.value(created.secret) }, 201)
+      return success(
+        { ...Webhooks.viewEndpoint(created.endpoint), secret: Redacted.value(created.secret) },
+        201,
+        noStore
+      )
     })
     return program.pipe(Effect.catchTags(addErrors))
   }
@@ -106,7 +114,11 @@ export const opsWebhookRoute: Route = {
       if (method !== "POST") return failure(405, `Method ${method} is not allowed here.`, { allow: "POST" })
       if (sub === "rotate-secret") {
         const rotated = yield* Webhooks.rotateSecret(id)
-        return success({ ...Webhooks.viewEndpoint(rotated.endpoint), secret: Redacted.value(rotated.secret) })
+        return success(
+          { ...Webhooks.viewEndpoint(rotated.endpoint), secret: Redacted.value(rotated.secret) },
+          200,
+          noStore
+        )
       }
       if (sub === "disable" || sub === "enable")
         return success(Webhooks.viewEndpoint(yield* Webhooks.setEnabled(id, sub === "enable")))
