@@ -191,17 +191,20 @@ export interface OrderDocuments {
   readonly documents: ReadonlyArray<IssuedDocument>
 }
 
+/** What a ticket for one document version grants: bound to the principal's key generation. */
+const claimsOf = (principal: Principal, document: DocumentRecord, expiresAt: number): Ticket.Claims => ({
+  customerNo: principal.account.customerNo,
+  keyId: principal.key.id,
+  keyMode: principal.key.mode,
+  keyGeneration: principal.key.generation,
+  documentId: document.id,
+  documentVersion: document.version,
+  expiresAt
+})
+
 /** Seals a ticket for one document version, bound to the principal's key generation. */
 export const issueTicket = (principal: Principal, document: DocumentRecord, now: number, ttlMinutes: number) =>
-  Ticket.seal({
-    customerNo: principal.account.customerNo,
-    keyId: principal.key.id,
-    keyMode: principal.key.mode,
-    keyGeneration: principal.key.generation,
-    documentId: document.id,
-    documentVersion: document.version,
-    expiresAt: now + ttlMinutes * 60_000
-  })
+  Ticket.seal(claimsOf(principal, document, now + ttlMinutes * 60_000))
 
 /**
  * The documents metadata lookup (interface 4.2): IP check, lookup rules, credential, authorized
@@ -238,18 +241,20 @@ export const lookup = Effect.fn("Documents.lookup")(function* (input: LookupInpu
     if (list === undefined) byOrder.set(d.trackNo, [d])
     else list.push(d)
   }
-  const now = yield* Clock.currentTimeMillis
   const matchIndex = matchIndexOf(query)
-  const rank = new Map(orders.map((o) => [o, matchIndex(o)] as const))
-  const sorted = [...orders].sort((a, b) => rank.get(a)! - rank.get(b)! || (a.trackNo < b.trackNo ? -1 : 1))
-  const out: Array<OrderDocuments> = []
-  for (const order of sorted) {
-    const issued: Array<IssuedDocument> = []
-    for (const document of visible(order, byOrder.get(order.trackNo) ?? [])) {
-      issued.push({ document, ticket: yield* issueTicket(principal, document, now, limits.ticketTtlMinutes) })
-    }
-    out.push({ order, documents: issued })
-  }
+  const ranked = orders.map((order) => ({ order, rank: matchIndex(order) }))
+  ranked.sort((a, b) => a.rank - b.rank || (a.order.trackNo < b.order.trackNo ? -1 : 1))
+  const shown = ranked.map(({ order }) => ({ order, documents: visible(order, byOrder.get(order.trackNo) ?? []) }))
+  // Every ticket of the answer in one call: one secret, one draw of IVs, one KeyRing call.
+  const expiresAt = (yield* Clock.currentTimeMillis) + limits.ticketTtlMinutes * 60_000
+  const claims: Array<Ticket.Claims> = []
+  for (const { documents: list } of shown) for (const d of list) claims.push(claimsOf(principal, d, expiresAt))
+  const tickets = yield* Ticket.sealAll(claims)
+  let next = 0
+  const out: Array<OrderDocuments> = shown.map(({ order, documents: list }) => ({
+    order,
+    documents: list.map((document) => ({ document, ticket: tickets[next++]! }))
+  }))
   return { principal, orders: out }
 })
 
