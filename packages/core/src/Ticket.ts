@@ -55,23 +55,33 @@ const decodeClaims = Schema.decodeUnknownOption(Schema.parseJson(ClaimsTuple))
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 const B64_INDEX = new Map(Array.from(B64, (c, i) => [c, i] as const))
 
-/** base64url without padding. */
+const B64_CODES = Uint8Array.from(B64, (c) => c.charCodeAt(0))
+const ascii = new TextDecoder()
+
+/** base64url without padding: the characters written as bytes, then decoded to one string at once. */
 export const encodeBase64Url = (bytes: Uint8Array): string => {
-  let out = ""
+  const out = new Uint8Array(Math.ceil((bytes.length * 4) / 3))
+  let o = 0
   let i = 0
   for (; i + 2 < bytes.length; i += 3) {
     const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!
-    out += B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]! + B64[n & 63]!
+    out[o++] = B64_CODES[n >> 18]!
+    out[o++] = B64_CODES[(n >> 12) & 63]!
+    out[o++] = B64_CODES[(n >> 6) & 63]!
+    out[o++] = B64_CODES[n & 63]!
   }
   const rest = bytes.length - i
   if (rest === 1) {
     const n = bytes[i]! << 16
-    out += B64[n >> 18]! + B64[(n >> 12) & 63]!
+    out[o++] = B64_CODES[n >> 18]!
+    out[o++] = B64_CODES[(n >> 12) & 63]!
   } else if (rest === 2) {
     const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8)
-    out += B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]!
+    out[o++] = B64_CODES[n >> 18]!
+    out[o++] = B64_CODES[(n >> 12) & 63]!
+    out[o++] = B64_CODES[(n >> 6) & 63]!
   }
-  return out
+  return ascii.decode(out.subarray(0, o))
 }
 
 /** Strict base64url decoding (no padding, no other characters, no stray bits); undefined when invalid. */
