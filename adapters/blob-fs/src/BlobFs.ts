@@ -16,10 +16,8 @@
  * the name says which blob and which variant it was made from.
  */
 import { createHash, randomBytes } from "node:crypto"
-import { createReadStream } from "node:fs"
 import * as fsp from "node:fs/promises"
 import { join } from "node:path"
-import { Readable } from "node:stream"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -34,6 +32,50 @@ export const isKey = (key: string): boolean => KEY.test(key) || RENDITION_KEY.te
 
 const isMissing = (e: unknown) =>
   typeof e === "object" && e !== null && ["ENOENT", "ENOTDIR"].includes((e as { code?: string }).code ?? "")
+
+/** The largest read of {@link streamOf}: a document of up to this size is read in one call. */
+const CHUNK_BYTES = 256 * 1024
+
+/**
+ * The file as a byte stream that reads it in chunks of up to {@link CHUNK_BYTES} on demand and
+ * owns the handle: closed at the end, on an error, or when the reader cancels. A web stream
+ * straight over the handle, rather than a Node stream wrapped by `Readable.toWeb`: a download
+ * is a few reads, not a pipeline of two stream machines per chunk.
+ */
+const streamOf = (handle: fsp.FileHandle, size: number): ReadableStream<Uint8Array> => {
+  let position = 0
+  let closed = false
+  const close = async () => {
+    if (closed) return
+    closed = true
+    await handle.close()
+  }
+  return new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      try {
+        // The answer's length is the stat'ed size (a blob never changes): nothing past it is read.
+        const want = Math.min(CHUNK_BYTES, size - position)
+        if (want <= 0) {
+          await close()
+          controller.close()
+          return
+        }
+        const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(want), 0, want, position)
+        if (bytesRead === 0) throw new Error(`blob file ended at ${position} of ${size} bytes`)
+        position += bytesRead
+        controller.enqueue(new Uint8Array(buffer.buffer, buffer.byteOffset, bytesRead))
+        if (position >= size) {
+          await close()
+          controller.close()
+        }
+      } catch (e) {
+        await close().catch(() => undefined)
+        controller.error(e)
+      }
+    },
+    cancel: close
+  })
+}
 
 /** The store over `root` (created on first write). */
 export const make = (root: string): BlobStoreShape => {
@@ -111,9 +153,7 @@ export const make = (root: string): BlobStoreShape => {
           }
           try {
             const { size } = await handle.stat()
-            // The stream owns the handle from here on and closes it when read or cancelled.
-            const nodeStream = createReadStream("", { fd: handle, autoClose: true })
-            return Option.some({ size, stream: Readable.toWeb(nodeStream) as ReadableStream<Uint8Array> })
+            return Option.some({ size, stream: streamOf(handle, size) })
           } catch (e) {
             await handle.close()
             throw e

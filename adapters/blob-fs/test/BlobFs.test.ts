@@ -26,6 +26,23 @@ describe("BlobFs", () => {
     })
   )
 
+  it.effect(
+    "open streams files larger than one read whole, in order, and an empty file as no bytes",
+    () =>
+      Effect.gen(function* () {
+        for (const size of [0, 1, 256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 600_000]) {
+          const bytes = Uint8Array.from({ length: size }, (_, i) => (i * 7 + (i >> 9)) & 0xff)
+          const opened = Option.getOrThrow(yield* store.open(yield* store.put(bytes)))
+          expect(opened.size).toBe(size)
+          const read = yield* Effect.promise(() => readAll(opened.stream))
+          // Buffer.equals: a deep equality of 600,000 elements takes the test runner seconds.
+          expect(read.byteLength, String(size)).toBe(size)
+          expect(Buffer.from(read).equals(Buffer.from(bytes)), String(size)).toBe(true)
+        }
+      }),
+    { timeout: 30_000 }
+  )
+
   it.effect("content-addressed: equal bytes share a key; the file lives under its key", () =>
     Effect.gen(function* () {
       const bytes = new TextEncoder().encode("same bytes")
