@@ -109,18 +109,32 @@ export const decodeBase64Url = (text: string): Uint8Array | undefined => {
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
-const plaintextOf = (claims: Claims): Uint8Array =>
-  encoder.encode(
-    JSON.stringify([
-      claims.customerNo,
-      claims.keyId,
-      claims.keyMode,
-      claims.keyGeneration,
-      claims.documentId,
-      claims.documentVersion,
-      claims.expiresAt
-    ])
-  )
+const jsonOf = (claims: Claims): string =>
+  JSON.stringify([
+    claims.customerNo,
+    claims.keyId,
+    claims.keyMode,
+    claims.keyGeneration,
+    claims.documentId,
+    claims.documentVersion,
+    claims.expiresAt
+  ])
+
+/** The plaintext of each claims, as views of one buffer (one allocation for a whole lookup). */
+const plaintextsOf = (claims: ReadonlyArray<Claims>): Array<Uint8Array> => {
+  const texts = claims.map(jsonOf)
+  let chars = 0
+  for (const t of texts) chars += t.length
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+  const buffer = new Uint8Array(chars * 3)
+  let offset = 0
+  return texts.map((text) => {
+    const { written } = encoder.encodeInto(text, buffer.subarray(offset))
+    const view = buffer.subarray(offset, offset + written)
+    offset += written
+    return view
+  })
+}
 
 /**
  * Seals each of the claims under the KeyRing's newest `ticket` secret, each with its own fresh
@@ -142,9 +156,10 @@ export const sealAll = (
         header[1] = keyId.length
         header.set(keyId, 2)
         const ivs = yield* (yield* Entropy).bytes(IV_BYTES * claims.length)
-        const items = claims.map((c, i) => ({
+        const plaintexts = plaintextsOf(claims)
+        const items = plaintexts.map((plaintext, i) => ({
           iv: ivs.subarray(i * IV_BYTES, (i + 1) * IV_BYTES),
-          plaintext: plaintextOf(c)
+          plaintext
         }))
         const sealed = yield* ring.sealAll(secret, header, items)
         return sealed.map((ciphertext, i) => {
