@@ -175,11 +175,16 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
             eb("d.order_version", "=", eb.fn.coalesce("o.current_version", eb.lit(1)))
           ])
         )
-        .orderBy("d.track_no")
-        .orderBy("d.batch")
-        .orderBy("d.page")
     )
   }
+
+  // By order, batch and page, sorted here rather than by the database: SQLite sorts through a
+  // temporary b-tree of whole rows, which cost a third of this query for a 100-order lookup.
+  const byOrderBatchPage = (a: DocumentRecord, b: DocumentRecord) =>
+    (a.trackNo < b.trackNo ? -1 : a.trackNo > b.trackNo ? 1 : 0) ||
+    a.batch - b.batch ||
+    a.page - b.page ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
   const shapes = new Map<string, (params: Params) => Statement<unknown>>()
   /** The statement of a shape, or undefined once {@link MAX_SHAPES} others are known. */
@@ -221,7 +226,7 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
       const params: Record<string, unknown> = {}
       bindSlots(params, slotNames("t", trackNos.length), trackNos)
       return execute("documents.list-current", statement(params)).pipe(
-        Effect.map((r) => (r.rows as Array<Selectable<DocumentsTable>>).map(toDocument))
+        Effect.map((r) => (r.rows as Array<Selectable<DocumentsTable>>).map(toDocument).sort(byOrderBatchPage))
       )
     },
 
