@@ -1,3 +1,4 @@
 import { libraryConfig } from "../../tsup.base.js"
 
-export default libraryConfig()
+// The ZIP table (src/data/us-zips.tsv) goes beside the bundle, where the adapter reads it.
+export default libraryConfig({ publicDir: "src/data" })

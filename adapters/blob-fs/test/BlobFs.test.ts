@@ -26,6 +26,23 @@ describe("BlobFs", () => {
     })
   )
 
+  it.effect(
+    "open streams files larger than one read whole, in order, and an empty file as no bytes",
+    () =>
+      Effect.gen(function* () {
+        for (const size of [0, 1, 256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 600_000]) {
+          const bytes = Uint8Array.from({ length: size }, (_, i) => (i * 7 + (i >> 9)) & 0xff)
+          const opened = Option.getOrThrow(yield* store.open(yield* store.put(bytes)))
+          expect(opened.size).toBe(size)
+          const read = yield* Effect.promise(() => readAll(opened.stream))
+          // Buffer.equals: a deep equality of 600,000 elements takes the test runner seconds.
+          expect(read.byteLength, String(size)).toBe(size)
+          expect(Buffer.from(read).equals(Buffer.from(bytes)), String(size)).toBe(true)
+        }
+      }),
+    { timeout: 30_000 }
+  )
+
   it.effect("content-addressed: equal bytes share a key; the file lives under its key", () =>
     Effect.gen(function* () {
       const bytes = new TextEncoder().encode("same bytes")
@@ -59,6 +76,42 @@ describe("BlobFs", () => {
         expect(Option.isNone(yield* store.open(key)), key).toBe(true)
       }
       expect(BlobFs.isKey("../secret.txt")).toBe(false)
+    })
+  )
+
+  it.effect("a rendition is kept beside its blob under a derived key, and found only once stored", () =>
+    Effect.gen(function* () {
+      const key = yield* store.put(new TextEncoder().encode("source image"))
+      const derived = store.renditionKey(key, "rotate-90")
+      expect(derived).toBe(`${key}.rotate-90`)
+      expect(BlobFs.isKey(derived)).toBe(true)
+      expect(Option.isNone(yield* store.stat(derived))).toBe(true)
+      expect(Option.isNone(yield* store.open(derived))).toBe(true)
+      const turned = new TextEncoder().encode("turned image")
+      expect(yield* store.putRendition(key, "rotate-90", turned)).toBe(derived)
+      expect(Option.getOrThrow(yield* store.stat(derived))).toBe(turned.byteLength)
+      expect(Option.getOrThrow(yield* store.read(derived))).toEqual(turned)
+      const opened = Option.getOrThrow(yield* store.open(derived))
+      expect(yield* Effect.promise(() => readAll(opened.stream))).toEqual(turned)
+      // Another variant of the same blob is another file; the blob itself is untouched.
+      expect(Option.isNone(yield* store.stat(store.renditionKey(key, "rotate-180")))).toBe(true)
+      expect(new TextDecoder().decode(Option.getOrThrow(yield* store.read(key)))).toBe("source image")
+      expect(readdirSync(join(root, ".tmp"))).toEqual([])
+    })
+  )
+
+  it.effect("rendition keys and variants outside the strict shapes never touch the filesystem", () =>
+    Effect.gen(function* () {
+      const key = "b".repeat(64)
+      for (const variant of ["", "../x", "Rotate", "a/b", "-x", "x".repeat(33), "a\u0000"]) {
+        const derived = store.renditionKey(key, variant)
+        expect(BlobFs.isKey(derived), variant).toBe(false)
+        expect(Option.isNone(yield* store.stat(derived)), variant).toBe(true)
+        const error = yield* Effect.flip(store.putRendition(key, variant, new Uint8Array([1])))
+        expect(error._tag).toBe("StorageError")
+      }
+      const error = yield* Effect.flip(store.putRendition("../secret.txt", "rotate-90", new Uint8Array([1])))
+      expect(error._tag).toBe("StorageError")
     })
   )
 

@@ -2,8 +2,8 @@
  * Build check: runs the tsup CLI exactly as `pnpm build` does (same config, from the package
  * directory, whose package.json is where tsup learns which imports are dependencies and stay
  * external) but into a scratch directory, so `dist/` is never touched. Then checks what a
- * consumer of the published package gets: ESM, CJS and both declaration files, with the data
- * packages left as dependencies rather than inlined.
+ * consumer of the published package gets: ESM, CJS and both declaration files, with `tz-lookup`
+ * left a dependency and the ZIP table beside the bundles rather than inlined.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -40,13 +40,18 @@ describe("tsup build", () => {
       expect(esm).toMatch(new RegExp(`from "${dep}"`))
       expect(cjs).toContain(`require("${dep}")`)
     }
-    // The ZIP dataset is required lazily, on the first lookup, in both builds.
-    expect(esm).toContain('("zipcodes")')
-    expect(cjs).toContain('("zipcodes")')
+    // The ZIP table is read lazily, on the first lookup, in both builds, from the file that
+    // the build puts beside them (the `zipcodes` module itself is never loaded at run time).
+    expect(esm).toContain('"./us-zips.tsv"')
+    expect(cjs).toContain('"./us-zips.tsv"')
+    expect(esm).not.toMatch(/require\(["']zipcodes["']\)|from ["']zipcodes["']/)
+    expect(cjs).not.toMatch(/require\(["']zipcodes["']\)/)
+    expect(read("us-zips.tsv")).toBe(fs.readFileSync(path.join(packageDir, "src", "data", "us-zips.tsv"), "utf8"))
     // The ZIP table is megabytes; the adapter's own code is a few kilobytes.
     expect(esm.length).toBeLessThan(100_000)
     expect(cjs.length).toBeLessThan(100_000)
     expect(esm).not.toContain('"10001":{')
+    expect(esm).not.toContain("10001\tNY")
 
     const dts = read("index.d.ts")
     expect(dts).toContain("declare const layer: Layer.Layer<Geo>")

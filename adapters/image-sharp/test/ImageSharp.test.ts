@@ -56,6 +56,15 @@ describe("ImageSharp.rotate", () => {
     )
   }
 
+  it.effect("keeps no libvips operation cache once loaded (each image is turned once, then kept by core)", () =>
+    Effect.gen(function* () {
+      yield* ImageSharp.service.rotate(yield* Effect.promise(() => twoTone("png")), 90, "image/png")
+      // The test's own `sharp` import is the same module instance the adapter loaded.
+      const cache = sharp.cache()
+      expect([cache.memory.max, cache.items.max, cache.files.max]).toEqual([0, 0, 0])
+    })
+  )
+
   it.effect("bytes that are not an image fail with ImageTransformFailed", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(

@@ -40,10 +40,18 @@ export const keyRingLayer = (master: Uint8Array, id = "k1") => {
   return KeyRing.fromSecrets(secrets, {
     hmacSha256: (key, message) => createHmac("sha256", key).update(message).digest(),
     aes256Gcm: {
+      // A documents lookup seals up to a hundred tickets: the ciphertext and tag are written
+      // into one array rather than concatenated from three buffers.
       seal: (key, iv, aad, plaintext) => {
         const cipher = createCipheriv("aes-256-gcm", key, iv)
         cipher.setAAD(aad)
-        return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()])
+        const body = cipher.update(plaintext)
+        const tail = cipher.final() // empty for GCM (no padding); kept for exactness
+        const out = new Uint8Array(body.length + tail.length + 16)
+        out.set(body, 0)
+        out.set(tail, body.length)
+        out.set(cipher.getAuthTag(), body.length + tail.length)
+        return out
       },
       open: (key, iv, aad, sealed) => {
         if (sealed.length < 16) return undefined

@@ -10,8 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Accounts, AccountStore, Documents, EventOutbox, IpBlocks } from "@waybill/core"
+import { Accounts, AccountStore, Documents, EventOutbox, ImageTransform, IpBlocks } from "@waybill/core"
+import { ImageSharp } from "@waybill/image-sharp"
+import sharp from "sharp"
 import { bookOne, postJson, shipment, startHost, type TestAccount, type TestHost } from "./harness.js"
 import { BLUE, decode, near, pdf, RED, twoToneImage } from "./documentFiles.js"
 
@@ -496,6 +500,78 @@ describe("GET|HEAD /api/v1/order/docs/download/", () => {
     const plain = await decode((await download(uriOf(r, "photo-plain"))).bytes)
     expect([plain.width, plain.height]).toEqual([40, 20])
     expect(near(plain.at(2, 10), RED)).toBe(true)
+  })
+
+  it("turns an image once: later downloads and HEADs reuse the kept rendition; a new file gets a new one", async () => {
+    const trackNo = await bookOne(t.url, a.liveKey)
+    // Files are content-addressed, and so are their renditions: bytes of their own (the order
+    // in their metadata) so no other test has turned them yet.
+    const unique = async (format: "png" | "jpeg") =>
+      new Uint8Array(
+        await sharp(await twoToneImage(format))
+          .withExif({ IFD0: { ImageDescription: `order ${trackNo}` } })
+          .toFormat(format)
+          .toBuffer()
+      )
+    const photo = await t.run(
+      Documents.addDocument({ trackNo, type: "photo", bytes: await unique("png"), rotation: 90 })
+    )
+    // The host's sharp transform, counting its calls.
+    let turns = 0
+    const counting = Layer.succeed(ImageTransform, {
+      rotate: (bytes, degrees, contentType) =>
+        Effect.zipRight(
+          Effect.sync(() => turns++),
+          ImageSharp.service.rotate(bytes, degrees, contentType)
+        )
+    })
+    const ticketOf = (uri: string) => new URL(uri).searchParams.get("ticket")!
+    const fetchFile = async (uri: string, head = false) => {
+      const file = await t.run(
+        Documents.download({ client: Option.none(), ticket: [ticketOf(uri)], head }).pipe(Effect.provide(counting))
+      )
+      const body = file.body
+      const bytes =
+        body === undefined
+          ? undefined
+          : body instanceof Uint8Array
+            ? body
+            : new Uint8Array(await new Response(body).arrayBuffer())
+      return { size: file.size, bytes }
+    }
+
+    const uri = uriOf(await lookup({ control_no: trackNo, key: a.liveKey }), "photo")
+    const first = await fetchFile(uri)
+    expect(turns).toBe(1)
+    const second = await fetchFile(uri)
+    expect(turns).toBe(1)
+    expect(second.bytes).toEqual(first.bytes)
+    expect(second.size).toBe(first.bytes!.byteLength)
+    expect(await fetchFile(uri, true)).toEqual({ size: first.size, bytes: undefined })
+    expect(turns).toBe(1)
+    const image = await decode(second.bytes!)
+    expect([image.width, image.height]).toEqual([20, 40])
+    expect(near(image.at(10, 2), RED)).toBe(true)
+    // Through the server too (its own sharp transform): the kept file, with its length.
+    const served = await download(uri)
+    expect(served.status).toBe(200)
+    expect(served.bytes).toEqual(first.bytes)
+    expect(served.headers.get("content-length")).toBe(String(first.size))
+
+    // A new document version with another file: a new rendition, made once again.
+    await t.run(Documents.replaceDocument(photo.id, await unique("jpeg")))
+    const fresh = uriOf(await lookup({ control_no: trackNo, key: a.liveKey }), "photo")
+    const head = await fetchFile(fresh, true)
+    expect(turns).toBe(2)
+    const replaced = await fetchFile(fresh)
+    expect(turns).toBe(2)
+    expect(replaced.size).toBe(head.size)
+    expect(replaced.bytes).not.toEqual(first.bytes)
+    const turned = await decode(replaced.bytes!)
+    expect([...replaced.bytes!.subarray(0, 2)]).toEqual([0xff, 0xd8]) // a JPEG, like its new file
+    expect([turned.width, turned.height]).toEqual([20, 40])
+    expect(near(turned.at(10, 2), RED)).toBe(true)
+    expect(near(turned.at(10, 37), BLUE)).toBe(true)
   })
 
   /** A fresh order with one PDF and its download uri, for one revocation case. */

@@ -154,6 +154,8 @@ describe("Ticket", () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
         expect(Ticket.decodeBase64Url(Ticket.encodeBase64Url(bytes))).toEqual(bytes)
+        // The standard alphabet and form (RFC 4648 section 5, no padding), as Node writes it.
+        expect(Ticket.encodeBase64Url(bytes)).toBe(Buffer.from(bytes).toString("base64url"))
       })
     )
     expect(Ticket.decodeBase64Url("A")).toBeUndefined()
@@ -204,6 +206,31 @@ describe("Ticket with a host-supplied synchronous AES-GCM", () => {
       expect(yield* Ticket.open(byWeb).pipe(Effect.provide(node))).toEqual(Option.some(sample))
       const flipped = byNode.slice(0, -2) + (byNode.at(-2) === "A" ? "B" : "A") + byNode.at(-1)
       expect(yield* Ticket.open(flipped).pipe(Effect.provide(node))).toEqual(Option.none())
+    })
+  )
+
+  it.effect("sealAll gives each claims its own ticket and IV, in order, with either implementation", () =>
+    Effect.gen(function* () {
+      const t1 = secret("t1", 1)
+      const aes = yield* Effect.promise(nodeAes)
+      const claims = Array.from({ length: 5 }, (_, i) => ({
+        ...sample,
+        documentId: `doc_${i}`,
+        documentVersion: i + 1
+      }))
+      for (const layer of [
+        Layer.merge(KeyRing.fromSecrets(secrets(t1)), Entropy.webCrypto),
+        Layer.merge(KeyRing.fromSecrets(secrets(t1), { aes256Gcm: aes }), Entropy.webCrypto)
+      ]) {
+        const tickets = yield* Ticket.sealAll(claims).pipe(Effect.provide(layer))
+        expect(tickets).toHaveLength(claims.length)
+        for (const [i, ticket] of tickets.entries())
+          expect(yield* Ticket.open(ticket).pipe(Effect.provide(layer))).toEqual(Option.some(claims[i]))
+        // The IV sits right after the 2-byte header and the key id "t1".
+        const ivs = tickets.map((t) => Ticket.encodeBase64Url(Ticket.decodeBase64Url(t)!.subarray(4, 16)))
+        expect(new Set(ivs).size).toBe(claims.length)
+        expect(yield* Ticket.sealAll([]).pipe(Effect.provide(layer))).toEqual([])
+      }
     })
   )
 })

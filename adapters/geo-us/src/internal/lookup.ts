@@ -4,20 +4,38 @@
  *
  * @internal
  */
-import { createRequire } from "node:module"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import type { ZipLocation } from "@waybill/core"
 import tzlookup from "tz-lookup"
+import { decodeTable, type ZipTable } from "./table.js"
 import { STATE_ZONES, ZIP_ZONES } from "./zones.js"
 
 const ZIP_PATTERN = /^(\d{5})(?:-\d{4})?$/
 
+/** The ZIP table's file: beside the bundle in `dist/` (tsup copies it), in `src/data/` from the sources. */
+const TABLE_FILES = ["./us-zips.tsv", "../data/us-zips.tsv"]
+
 /**
- * The ZIP dataset (about 42,000 rows) loads on the first lookup, not at import: a process that
- * never looks a ZIP up (most CLI commands) does not pay half a second and 70 MiB for it.
+ * The ZIP table (about 42,000 rows, `table.ts`) loads on the first lookup, not at import: a
+ * process that never looks a ZIP up (most CLI commands) does not read it.
  */
-let dataset: typeof import("zipcodes") | undefined
-const zipcodesData = (): typeof import("zipcodes") =>
-  (dataset ??= createRequire(import.meta.url)("zipcodes") as typeof import("zipcodes"))
+let table: ZipTable | undefined
+const zipTable = (): ZipTable => {
+  if (table !== undefined) return table
+  let text: string | undefined
+  for (const candidate of TABLE_FILES) {
+    try {
+      text = readFileSync(fileURLToPath(new URL(candidate, import.meta.url)), "utf8")
+      break
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== "ENOENT") throw e
+    }
+  }
+  if (text === undefined) throw new Error("geo-us: the ZIP table us-zips.tsv is missing from the package")
+  table = decodeTable(text)
+  return table
+}
 
 /**
  * A ZIP centroid whose raw zone is off for its state must have another ZIP of the same state
@@ -51,24 +69,10 @@ interface ValidRow extends Point {
   readonly state: string
 }
 
-const isCoordinate = (value: unknown, bound: number): value is number =>
-  typeof value === "number" && Number.isFinite(value) && Math.abs(value) <= bound
-
-/**
- * The row for `zip` if it is a US row with a city, a state and real coordinates. The dataset
- * uses (0, 0) for "unknown" (306 rows, mostly APO/FPO), which tz-lookup would happily resolve
- * to `Etc/GMT`, so that point is rejected along with non-finite or out-of-range values.
- */
+/** The table's row for `zip` (the table holds only usable US rows: see `table.ts`). */
 const validRow = (zip: string): ValidRow | undefined => {
-  if (!Object.hasOwn(zipcodesData().codes, zip)) return undefined
-  const row = zipcodesData().codes[zip]
-  if (row === undefined || row.country !== "US") return undefined
-  const { city, latitude, longitude, state } = row
-  if (typeof city !== "string" || city.trim() === "") return undefined
-  if (typeof state !== "string" || state === "") return undefined
-  if (!isCoordinate(latitude, 90) || !isCoordinate(longitude, 180)) return undefined
-  if (latitude === 0 && longitude === 0) return undefined
-  return { zip, city: city.trim(), state, latitude, longitude }
+  const index = zipTable().indexOf(zip)
+  return index < 0 ? undefined : zipTable().row(index)
 }
 
 const rawZoneAt = (point: Point): string | undefined => {
@@ -98,10 +102,9 @@ const zipsOfState = (state: string): ReadonlyArray<IndexedZip> => {
   const cached = stateIndex.get(state)
   if (cached !== undefined) return cached
   const zips: Array<IndexedZip> = []
-  for (const zip of Object.keys(zipcodesData().codes)) {
-    const row = validRow(zip)
-    if (row?.state === state)
-      zips.push({ zip, latitude: row.latitude, longitude: row.longitude, rawZone: rawZoneAt(row) })
+  for (const index of zipTable().indicesOfState(state)) {
+    const row = zipTable().row(index)
+    zips.push({ zip: row.zip, latitude: row.latitude, longitude: row.longitude, rawZone: rawZoneAt(row) })
   }
   stateIndex.set(state, zips)
   return zips

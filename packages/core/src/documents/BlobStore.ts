@@ -25,6 +25,16 @@ export interface BlobStoreShape {
   readonly open: (key: string) => Effect.Effect<Option.Option<OpenBlob>, StorageError>
   /** The whole blob in memory (for transforms), or none when it is missing. */
   readonly read: (key: string) => Effect.Effect<Option.Option<Uint8Array>, StorageError>
+  /**
+   * The key under which the rendition `variant` of blob `key` is kept: a file derived from it
+   * (such as an image turned by its saved rotation) that is made once and then served like any
+   * blob, instead of being derived again on every download. No I/O: `stat`, `open` and `read`
+   * take the key like any other and answer none until {@link putRendition} has stored it.
+   * `variant` is 1 to 32 lowercase letters, digits or '-', starting with a letter or digit.
+   */
+  readonly renditionKey: (key: string, variant: string) => string
+  /** Stores `bytes` as the rendition `variant` of blob `key`, durably (all or nothing); answers its key. */
+  readonly putRendition: (key: string, variant: string, bytes: Uint8Array) => Effect.Effect<string, StorageError>
 }
 
 export class BlobStore extends Context.Tag("@waybill/core/BlobStore")<BlobStore, BlobStoreShape>() {}

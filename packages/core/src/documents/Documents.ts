@@ -183,17 +183,20 @@ export interface OrderDocuments {
   readonly documents: ReadonlyArray<IssuedDocument>
 }
 
+/** What a ticket for one document version grants: bound to the principal's key generation. */
+const claimsOf = (principal: Principal, document: DocumentRecord, expiresAt: number): Ticket.Claims => ({
+  customerNo: principal.account.customerNo,
+  keyId: principal.key.id,
+  keyMode: principal.key.mode,
+  keyGeneration: principal.key.generation,
+  documentId: document.id,
+  documentVersion: document.version,
+  expiresAt
+})
+
 /** Seals a ticket for one document version, bound to the principal's key generation. */
 export const issueTicket = (principal: Principal, document: DocumentRecord, now: number, ttlMinutes: number) =>
-  Ticket.seal({
-    customerNo: principal.account.customerNo,
-    keyId: principal.key.id,
-    keyMode: principal.key.mode,
-    keyGeneration: principal.key.generation,
-    documentId: document.id,
-    documentVersion: document.version,
-    expiresAt: now + ttlMinutes * 60_000
-  })
+  Ticket.seal(claimsOf(principal, document, now + ttlMinutes * 60_000))
 
 /**
  * The documents metadata lookup (interface 4.2): IP check, lookup rules, credential, authorized
@@ -227,18 +230,20 @@ export const lookup = Effect.fn("Documents.lookup")(function* (input: LookupInpu
     if (list === undefined) byOrder.set(d.trackNo, [d])
     else list.push(d)
   }
-  const now = yield* Clock.currentTimeMillis
   const matchIndex = matchIndexOf(query)
-  const rank = new Map(orders.map((o) => [o, matchIndex(o)] as const))
-  const sorted = [...orders].sort((a, b) => rank.get(a)! - rank.get(b)! || (a.trackNo < b.trackNo ? -1 : 1))
-  const out: Array<OrderDocuments> = []
-  for (const order of sorted) {
-    const issued: Array<IssuedDocument> = []
-    for (const document of visible(order, byOrder.get(order.trackNo) ?? [])) {
-      issued.push({ document, ticket: yield* issueTicket(principal, document, now, limits.ticketTtlMinutes) })
-    }
-    out.push({ order, documents: issued })
-  }
+  const ranked = orders.map((order) => ({ order, rank: matchIndex(order) }))
+  ranked.sort((a, b) => a.rank - b.rank || (a.order.trackNo < b.order.trackNo ? -1 : 1))
+  const shown = ranked.map(({ order }) => ({ order, documents: visible(order, byOrder.get(order.trackNo) ?? []) }))
+  // Every ticket of the answer in one call: one secret, one draw of IVs, one KeyRing call.
+  const expiresAt = (yield* Clock.currentTimeMillis) + limits.ticketTtlMinutes * 60_000
+  const claims: Array<Ticket.Claims> = []
+  for (const { documents: list } of shown) for (const d of list) claims.push(claimsOf(principal, d, expiresAt))
+  const tickets = yield* Ticket.sealAll(claims)
+  let next = 0
+  const out: Array<OrderDocuments> = shown.map(({ order, documents: list }) => ({
+    order,
+    documents: list.map((document) => ({ document, ticket: tickets[next++]! }))
+  }))
   return { principal, orders: out }
 })
 
@@ -249,7 +254,7 @@ export interface DownloadInput {
   readonly client: Option.Option<ClientIp.Address>
   /** Every `ticket` value received; anything but exactly one is an invalid ticket. */
   readonly ticket: ReadonlyArray<string>
-  /** HEAD: the same answer without opening the file (a rotated image is still rotated for its length). */
+  /** HEAD: the same answer without opening the file (a rotated image is turned only if it never was). */
   readonly head: boolean
 }
 
@@ -279,10 +284,54 @@ const ownsNow = (customerNo: string, order: OrderRecord) =>
       )
 
 /**
+ * A rotated image: its rendition (the file turned by the saved rotation), made once and kept in
+ * the BlobStore beside the original, so later downloads stream it like any file and a HEAD only
+ * reads its length. A blob's bytes never change, so a new document version with a new file gets
+ * a new rendition, and one that only changed visibility keeps the old one. Two first downloads
+ * at once may both make it; they store the same bytes.
+ */
+const downloadRotated = (
+  blobs: Context.Tag.Service<BlobStore>,
+  document: DocumentRecord,
+  rotation: Exclude<Rotation, 0>,
+  head: boolean
+) =>
+  Effect.gen(function* () {
+    const variant = `rotate-${rotation}`
+    const kept = blobs.renditionKey(document.blobKey, variant)
+    const file = (size: number, body: Download["body"]): Download => ({
+      document,
+      contentType: document.contentType,
+      size,
+      body
+    })
+    if (head) {
+      const size = yield* blobs.stat(kept)
+      if (Option.isSome(size)) return file(size.value, undefined)
+    } else {
+      const opened = yield* blobs.open(kept)
+      if (Option.isSome(opened)) return file(opened.value.size, opened.value.stream)
+    }
+    const images = yield* requireService(ImageTransform, "ImageTransform")
+    const bytes = yield* blobs.read(document.blobKey)
+    if (Option.isNone(bytes)) return yield* new DocumentUnavailable({ reason: "file-missing" })
+    const rotated = yield* images.rotate(
+      bytes.value,
+      rotation,
+      document.contentType as Exclude<ContentType, "application/pdf">
+    )
+    // The turned file is in hand: a failure to keep it costs the next download another turn, not this one.
+    yield* blobs
+      .putRendition(document.blobKey, variant, rotated)
+      .pipe(Effect.catchAll((e) => Effect.logWarning(`documents: could not keep the ${variant} rendition`, e)))
+    return file(rotated.byteLength, head ? undefined : rotated)
+  })
+
+/**
  * The download (interface 4.3): the ticket must open and be unexpired; its key must still be
  * active at the same generation; the document must still be owned by the key's account (or one
  * linked to it), be shown to customers, and be at the sealed version. Then the file, with its
- * saved rotation applied to images.
+ * saved rotation applied to images (made once, then kept: {@link downloadRotated}).
  */
 export const download = Effect.fn("Documents.download")(function* (input: DownloadInput) {
   yield* IpBlocks.check(input.client)
@@ -334,22 +383,8 @@ export const download = Effect.fn("Documents.download")(function* (input: Downlo
   }
 
   const blobs = yield* requireService(BlobStore, "BlobStore")
-  if (current.rotation !== 0 && isImage(current.contentType)) {
-    const images = yield* requireService(ImageTransform, "ImageTransform")
-    const bytes = yield* blobs.read(current.blobKey)
-    if (Option.isNone(bytes)) return yield* new DocumentUnavailable({ reason: "file-missing" })
-    const rotated = yield* images.rotate(
-      bytes.value,
-      current.rotation,
-      current.contentType as Exclude<ContentType, "application/pdf">
-    )
-    return {
-      document: current,
-      contentType: current.contentType,
-      size: rotated.byteLength,
-      body: input.head ? undefined : rotated
-    } satisfies Download
-  }
+  if (current.rotation !== 0 && isImage(current.contentType))
+    return yield* downloadRotated(blobs, current, current.rotation, input.head)
   if (input.head) {
     const size = yield* blobs.stat(current.blobKey)
     if (Option.isNone(size)) return yield* new DocumentUnavailable({ reason: "file-missing" })

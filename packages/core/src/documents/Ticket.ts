@@ -57,32 +57,71 @@ export { decodeBase64Url, encodeBase64Url }
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
+const jsonOf = (claims: Claims): string =>
+  JSON.stringify([
+    claims.customerNo,
+    claims.keyId,
+    claims.keyMode,
+    claims.keyGeneration,
+    claims.documentId,
+    claims.documentVersion,
+    claims.expiresAt
+  ])
+
+/** The plaintext of each claims, as views of one buffer (one allocation for a whole lookup). */
+const plaintextsOf = (claims: ReadonlyArray<Claims>): Array<Uint8Array> => {
+  const texts = claims.map(jsonOf)
+  let chars = 0
+  for (const t of texts) chars += t.length
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+  const buffer = new Uint8Array(chars * 3)
+  let offset = 0
+  return texts.map((text) => {
+    const { written } = encoder.encodeInto(text, buffer.subarray(offset))
+    const view = buffer.subarray(offset, offset + written)
+    offset += written
+    return view
+  })
+}
+
+/**
+ * Seals each of the claims under the KeyRing's newest `ticket` secret, each with its own fresh
+ * random IV, in the order given. A documents lookup issues up to a hundred tickets: they share
+ * one secret lookup, one draw of randomness and one KeyRing call.
+ */
+export const sealAll = (
+  claims: ReadonlyArray<Claims>
+): Effect.Effect<ReadonlyArray<string>, never, KeyRing | Entropy> =>
+  claims.length === 0
+    ? Effect.succeed([])
+    : Effect.gen(function* () {
+        const ring = yield* KeyRing
+        const secret = yield* ring.current("ticket")
+        const keyId = encoder.encode(secret.id)
+        if (keyId.length > 255) return yield* Effect.dieMessage("Ticket: key id longer than 255 bytes")
+        const header = new Uint8Array(2 + keyId.length)
+        header[0] = FORMAT
+        header[1] = keyId.length
+        header.set(keyId, 2)
+        const ivs = yield* (yield* Entropy).bytes(IV_BYTES * claims.length)
+        const plaintexts = plaintextsOf(claims)
+        const items = plaintexts.map((plaintext, i) => ({
+          iv: ivs.subarray(i * IV_BYTES, (i + 1) * IV_BYTES),
+          plaintext
+        }))
+        const sealed = yield* ring.sealAll(secret, header, items)
+        return sealed.map((ciphertext, i) => {
+          const out = new Uint8Array(header.length + IV_BYTES + ciphertext.byteLength)
+          out.set(header, 0)
+          out.set(items[i]!.iv, header.length)
+          out.set(ciphertext, header.length + IV_BYTES)
+          return encodeBase64Url(out)
+        })
+      })
+
 /** Seals the claims under the KeyRing's newest `ticket` secret with a fresh random IV. */
 export const seal = (claims: Claims): Effect.Effect<string, never, KeyRing | Entropy> =>
-  Effect.gen(function* () {
-    const secret = yield* (yield* KeyRing).current("ticket")
-    const iv = yield* (yield* Entropy).bytes(IV_BYTES)
-    const keyId = encoder.encode(secret.id)
-    if (keyId.length > 255) return yield* Effect.dieMessage("Ticket: key id longer than 255 bytes")
-    const header = new Uint8Array([FORMAT, keyId.length, ...keyId])
-    const plaintext = encoder.encode(
-      JSON.stringify([
-        claims.customerNo,
-        claims.keyId,
-        claims.keyMode,
-        claims.keyGeneration,
-        claims.documentId,
-        claims.documentVersion,
-        claims.expiresAt
-      ])
-    )
-    const sealed = yield* (yield* KeyRing).seal(secret, iv, header, plaintext)
-    const out = new Uint8Array(header.length + IV_BYTES + sealed.byteLength)
-    out.set(header, 0)
-    out.set(iv, header.length)
-    out.set(new Uint8Array(sealed), header.length + IV_BYTES)
-    return encodeBase64Url(out)
-  })
+  Effect.map(sealAll([claims]), (tickets) => tickets[0]!)
 
 /**
  * The claims of a ticket this server sealed (with any `ticket` secret still in the ring), or

@@ -34,6 +34,16 @@ export interface KeyRingShape {
     aad: Uint8Array,
     plaintext: Uint8Array
   ) => Effect.Effect<Uint8Array>
+  /**
+   * {@link KeyRingShape.seal} for many plaintexts at once, all under `secret` and `aad`, each
+   * with its own IV: one effect, one key lookup and (for WebCrypto) one key import for a whole
+   * documents lookup, rather than one of each per ticket. Answers in the order given.
+   */
+  readonly sealAll: (
+    secret: KeySecret,
+    aad: Uint8Array,
+    items: ReadonlyArray<{ readonly iv: Uint8Array; readonly plaintext: Uint8Array }>
+  ) => Effect.Effect<ReadonlyArray<Uint8Array>>
   /** Opens what {@link KeyRingShape.seal} made; none when the tag does not verify. */
   readonly unseal: (
     secret: KeySecret,
@@ -124,6 +134,23 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
                 )
             )
         : (secret, iv, aad, plaintext) => Effect.sync(() => aes.seal(keyBytes(secret), iv, aad, plaintext))
+    const sealAll: KeyRingShape["sealAll"] =
+      aes === undefined
+        ? (secret, aad, items) =>
+            Effect.promise(async () => {
+              const key = await aesKey(secret)
+              return Promise.all(
+                items.map(
+                  async ({ iv, plaintext }) =>
+                    new Uint8Array(await globalThis.crypto.subtle.encrypt(gcm(iv, aad), key, new Uint8Array(plaintext)))
+                )
+              )
+            })
+        : (secret, aad, items) =>
+            Effect.sync(() => {
+              const key = keyBytes(secret)
+              return items.map(({ iv, plaintext }) => aes.seal(key, iv, aad, plaintext))
+            })
     const unseal: KeyRingShape["unseal"] =
       aes === undefined
         ? (secret, iv, aad, sealed) =>
@@ -153,6 +180,7 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
           ? viaWebCrypto
           : (secret, message) => Effect.sync(() => sync(Redacted.value(secret.material), message)),
       seal,
+      sealAll,
       unseal
     })
   }

@@ -1,0 +1,180 @@
+/**
+ * In-process documents micro-benchmark: the example host's handler (as `serve` composes it,
+ * with the WAL checkpointer) called in a loop without a socket, so the CPU time per documents
+ * lookup (100 orders, one document each) and per download is Waybill's own. Also prints the
+ * process's memory (`process.memoryUsage()` and the peak RSS, VmHWM) after each phase.
+ *
+ *   pnpm build && cd examples/http-host && node --conditions=waybill-dist --import tsx bench/inprocDocs.ts \
+ *     [--n 1000] [--concurrency 32] [--profile lookup|download] [--out file.cpuprofile] [--rotated] [--keep]
+ *
+ * `--rotated` uploads JPEGs saved with a rotation of 90 degrees instead of PDFs, so downloads go
+ * through the image rendition. This is a tool for finding where the time goes; `pnpm bench`
+ * remains the measurement.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { Accounts, Config } from "@waybill/core"
+import { createHandler } from "@waybill/http"
+import { openDatabase, waybillLayer } from "../src/host.js"
+import { sampleShipment } from "../src/sample.js"
+import { startProfiler } from "./cpuprofile.js"
+import { BENCH_OPERATOR_TOKEN, BENCH_PDF, LOOKUP_ORDERS } from "./documentScenarios.js"
+import { readProcMemory } from "./proc.js"
+
+const arg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i < 0 ? undefined : (process.argv[i + 1] ?? "")
+}
+const N = Number(arg("n") ?? 1000)
+const CONCURRENCY = Number(arg("concurrency") ?? 32)
+const PROFILE = arg("profile")
+const ROTATED = process.argv.includes("--rotated")
+
+const memory = (phase: string) => {
+  const m = process.memoryUsage()
+  const mib = (n: number) => (n / 1048576).toFixed(1)
+  const peak = readProcMemory(process.pid)?.vmHwmKiB
+  console.log(
+    `${phase.padEnd(22)} rss ${mib(m.rss)} MiB, peak ${peak === undefined ? "?" : (peak / 1024).toFixed(1)} MiB, ` +
+      `heap ${mib(m.heapUsed)}/${mib(m.heapTotal)} MiB, external ${mib(m.external)} MiB`
+  )
+}
+memory("start")
+
+const dir = mkdtempSync(join(tmpdir(), "waybill-inproc-docs-"))
+const dbFile = join(dir, "bench.db")
+const database = await openDatabase(dbFile, { backgroundCheckpoints: true })
+const config = {
+  ...Config.defaults,
+  limits: { ...Config.defaults.limits, perKey: { requests: Number.MAX_SAFE_INTEGER, windowSeconds: 60 } }
+}
+const layer = waybillLayer(database.engine, { dbFile, config })
+const created = await Effect.runPromise(Accounts.createAccount({ name: "Bench" }).pipe(Effect.provide(layer)))
+const handler = createHandler(layer, {
+  allowInsecureHttp: true,
+  operatorToken: Redacted.make(BENCH_OPERATOR_TOKEN)
+})
+const key = Redacted.value(created.liveKey)
+memory("host ready")
+
+const headersOf = (entries: Record<string, string>) => {
+  const map = new Map(Object.entries(entries).map(([k, v]) => [k.toLowerCase(), v]))
+  return { get: (name: string) => map.get(name.toLowerCase()) ?? null }
+}
+const call = (method: string, path: string, headers: Record<string, string>, body?: Uint8Array) =>
+  handler.handleRaw(
+    {
+      method,
+      url: `http://127.0.0.1${path}`,
+      headers: headersOf({ host: "127.0.0.1", ...headers }),
+      body: null,
+      ...(body === undefined ? {} : { bodyBytes: body })
+    },
+    { remoteAddress: "127.0.0.1" }
+  )
+const text = async (body: unknown): Promise<string> => {
+  if (body === null || body === undefined) return ""
+  if (body instanceof Uint8Array) return new TextDecoder().decode(body)
+  if (typeof body === "string") return body
+  return new Response(body as ReadableStream<Uint8Array>).text()
+}
+/** Reads (and so drains) whatever body a reply has. */
+const drain = async (body: unknown): Promise<number> => {
+  if (body === null || body === undefined) return 0
+  if (body instanceof Uint8Array) return body.byteLength
+  if (typeof body === "string") return body.length
+  const reader = (body as ReadableStream<Uint8Array>).getReader()
+  let n = 0
+  for (let r = await reader.read(); !r.done; r = await reader.read()) n += r.value.byteLength
+  return n
+}
+
+const jpeg = async (): Promise<Uint8Array> => {
+  const sharp = (await import("sharp")).default
+  return new Uint8Array(
+    await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 40, b: 40 } } })
+      .jpeg()
+      .toBuffer()
+  )
+}
+
+const booking = new TextEncoder().encode(
+  JSON.stringify({
+    data: { jsonstrn: "bench-docs", shipments: Array.from({ length: LOOKUP_ORDERS }, () => sampleShipment()) }
+  })
+)
+const booked = await call(
+  "POST",
+  "/api/v1/order/json/",
+  { "content-type": "application/json", authorization: `Bearer ${key}` },
+  booking
+)
+const trackNos = (
+  JSON.parse(await text(booked.body)) as { data: { shipments: Array<{ track_no: string }> } }
+).data.shipments.map((s) => s.track_no)
+const file = ROTATED ? await jpeg() : BENCH_PDF
+for (const trackNo of trackNos) {
+  const r = await call(
+    "POST",
+    `/ops/v1/orders/${trackNo}/documents/?type=bol&id=BOL-${trackNo}${ROTATED ? "&rotation=90" : ""}`,
+    { authorization: `Bearer ${BENCH_OPERATOR_TOKEN}`, "content-type": ROTATED ? "image/jpeg" : "application/pdf" },
+    file
+  )
+  if (r.status !== 201) throw new Error(`upload: ${r.status} ${await text(r.body)}`)
+}
+memory("prepared")
+
+const lookupPath = `/api/v1/order/docs/?control_no=${trackNos.join(",")}`
+const auth = { authorization: `Bearer ${key}` }
+const first = JSON.parse(await text((await call("GET", lookupPath, auth)).body)) as {
+  data: { orders: Array<{ documents: Array<{ uri: string }> }> }
+}
+if (first.data.orders.length !== LOOKUP_ORDERS) throw new Error("lookup: not 100 orders")
+const uri = new URL(first.data.orders[0]!.documents[0]!.uri)
+const downloadPath = uri.pathname + uri.search
+
+const lookupOnce = async () => {
+  const r = await call("GET", lookupPath, auth)
+  if (r.status !== 200) throw new Error(`lookup: ${r.status}`)
+  await drain(r.body)
+}
+const downloadOnce = async () => {
+  const r = await call("GET", downloadPath, {})
+  if (r.status !== 200) throw new Error(`download: ${r.status} ${await text(r.body)}`)
+  const n = await drain(r.body)
+  if (n === 0) throw new Error("download: empty body")
+}
+
+const run = async (name: string, once: () => Promise<void>, n: number, profile: boolean) => {
+  const profiler = profile ? await startProfiler() : undefined
+  let next = 0
+  const start = process.hrtime.bigint()
+  const cpu = process.cpuUsage()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < n) await once()
+    })
+  )
+  const wall = Number(process.hrtime.bigint() - start) / 1000 / n
+  const used = process.cpuUsage(cpu)
+  console.log(
+    `${name}: ${n} requests, concurrency ${CONCURRENCY}: ${wall.toFixed(0)} us wall, ` +
+      `${((used.user + used.system) / n).toFixed(0)} us CPU per request`
+  )
+  if (profiler !== undefined) console.log(`CPU profile: ${await profiler.stop(arg("out") ?? `${name}.cpuprofile`)}`)
+}
+
+await run("lookup warm-up", lookupOnce, Math.max(100, N / 5), false)
+await run("lookup", lookupOnce, N, PROFILE === "lookup")
+memory("after lookups")
+await run("download warm-up", downloadOnce, Math.max(100, N / 5), false)
+await run("download", downloadOnce, N, PROFILE === "download")
+memory("after downloads")
+
+await handler.dispose()
+await database.close()
+if (process.argv.includes("--keep")) console.log(`database kept: ${dbFile}`)
+else rmSync(dir, { recursive: true, force: true })
