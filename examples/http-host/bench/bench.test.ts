@@ -24,6 +24,7 @@ import {
   ratiosOf,
   type RunReport,
   verdict,
+  goalRows,
   webhookDrainName,
   webhookRatioOf
 } from "./report.js"
@@ -197,6 +198,38 @@ describe("report", () => {
     expect(text).toMatch(/ratio waybill\/floor = 0\.30/)
     expect(text).toMatch(/problem \(waybill\): measured: 3 non-2xx answers/)
     expect(text).toMatch(/RUN INVALID/)
+  })
+
+  it("states every goal of the run in one table, each against its own bar, and says which did not run", () => {
+    const scenario = (name: string, waybill: number, floor: number, rss: [number, number]) => {
+      const ms = [
+        { ...measurement("waybill", waybill), peakRssMiB: rss[0] },
+        { ...measurement("floor", floor), peakRssMiB: rss[1] }
+      ]
+      return { scenario: name, description: "", measurements: ms, ratio: ratioOf(ms), problems: [] }
+    }
+    const report: RunReport = {
+      startedAt: "2026-01-01T00:00:00.000Z",
+      config: { durationSec: 10, warmupSec: 2, connections: 32, targets: ["waybill", "floor"], profiled: [] },
+      environment: { node: "20", platform: "linux-x64", cpus: 2, cpuModel: "cpu", gitCommit: null, gitDirty: null },
+      goalRatio: 0.5,
+      scenarios: [
+        scenario("book-single", 600, 1000, [150, 120]),
+        // 0.6 meets booking's bar but not the download's (0.7)
+        scenario("docs-download", 600, 1000, [200, 100])
+      ],
+      valid: true
+    }
+    const rows = goalRows(report)
+    expect(rows.map((r) => [r[0], r[3]])).toEqual([
+      ["book-single", "MEETS"],
+      ["docs-lookup-100", "n/a"],
+      ["docs-download", "BELOW"],
+      ["peak RSS", "BELOW"],
+      ["webhook drain", "n/a"]
+    ])
+    expect(rows[3]![1]).toMatch(/^2\.00x .*docs-download/)
+    expect(formatReport(report)).toMatch(/goals \(issue 13\)/)
   })
 })
 
