@@ -14,7 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type { Kysely } from "kysely"
-import { Admission, type Cancel, Entropy, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
+import { Admission, type Cancel, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
+import { nodeEntropy } from "./entropy.js"
 import { BlobFs } from "@waybill/blob-fs"
 import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
@@ -93,7 +94,7 @@ export const waybillLayer = (engine: StorageEngine, options: HostOptions) =>
       StorageKysely.layer(engine)
     ),
     GeoUs.layer,
-    Entropy.webCrypto,
+    nodeEntropy,
     WaybillConfig.layer(options.config),
     keyRingLayer(loadMasterSecret(options.secretFile ?? `${options.dbFile}.secret`)),
     BlobFs.layer(options.blobDir ?? `${options.dbFile}.blobs`),

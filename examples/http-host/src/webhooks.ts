@@ -9,7 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type ClientIp, Entropy, Ssrf, Webhooks } from "@waybill/core"
+import { type ClientIp, Ssrf, Webhooks } from "@waybill/core"
+import { nodeEntropy } from "./entropy.js"
 import { type StorageEngine, StorageKysely } from "@waybill/storage-kysely"
 import { WebhookFetch } from "@waybill/webhook-fetch"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
@@ -66,7 +67,7 @@ export const startDispatcher = (
 ): RunningDispatcher => {
   const layer = Layer.mergeAll(
     StorageKysely.layer(engine),
-    Entropy.webCrypto,
+    nodeEntropy,
     keyRingLayer(loadMasterSecret(secretFile)),
     transportLayer(options)
   )
