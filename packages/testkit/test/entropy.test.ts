@@ -1,0 +1,4 @@
+import { Entropy } from "@waybill/core"
+import { entropyContract } from "../src/index.js"
+
+entropyContract("core's Entropy.webCrypto", Entropy.webCrypto)
