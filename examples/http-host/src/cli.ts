@@ -18,7 +18,7 @@ import { Abuse, Accounts, ClientIp, Documents, IpBlocks, Operations, Provisionin
 import { OperatorViews } from "@waybill/http"
 import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
 import { sampleShipment } from "./sample.js"
-import { allowList, attemptView, deliveryView, endpointView, type WebhookHostOptions } from "./webhooks.js"
+import { allowList, type WebhookHostOptions } from "./webhooks.js"
 
 const USAGE = `Usage: pnpm waybill <command> [options]
 
@@ -520,7 +520,7 @@ const readFile = (flag: string): Uint8Array => {
   }
 }
 
-const documentLine = (d: ReturnType<typeof Documents.viewDocument>) =>
+const documentLine = (d: ReturnType<typeof OperatorViews.document>) =>
   `${d.id}  ${d.kind === "signature" ? "signature" : `v${d.order_version} batch ${d.batch} page ${d.page}`}  ${d.type}  ` +
   `${d.content_type}  rot ${d.rotation}  id ${d.source_id}  ` +
   `${d.removed ? "removed" : d.hidden ? "hidden" : d.shown_to_customers ? "shown" : "not shown"}`
@@ -545,11 +545,13 @@ commands["document"] = async () => {
         rotation: rotation.right,
         batch,
         sourceId: values.id
-      }).pipe(Effect.flatMap(Documents.viewForOperator))
+      }).pipe(Effect.flatMap(Documents.forOperator), Effect.map(OperatorViews.document))
     )
     out(d.id, d)
   } else if (sub === "list") {
-    const listed = await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO")))
+    const listed = OperatorViews.orderDocuments(
+      await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO")))
+    )
     out(
       [
         `${listed.track_no}  order version ${listed.order_version}  invoice ${listed.invoice || "-"}`,
@@ -559,13 +561,19 @@ commands["document"] = async () => {
     )
   } else if (sub === "hide" || sub === "unhide" || sub === "remove") {
     const view = await withCore(
-      Documents.setVisibility(need(positionals[2], "DOC_ID"), sub).pipe(Effect.flatMap(Documents.viewForOperator))
+      Documents.setVisibility(need(positionals[2], "DOC_ID"), sub).pipe(
+        Effect.flatMap(Documents.forOperator),
+        Effect.map(OperatorViews.document)
+      )
     )
     out(documentLine(view), view)
   } else if (sub === "replace") {
     const id = need(positionals[2], "DOC_ID")
     const view = await withCore(
-      Documents.replaceDocument(id, readFile("--file")).pipe(Effect.flatMap(Documents.viewForOperator))
+      Documents.replaceDocument(id, readFile("--file")).pipe(
+        Effect.flatMap(Documents.forOperator),
+        Effect.map(OperatorViews.document)
+      )
     )
     out(documentLine(view), view)
   } else
@@ -579,7 +587,8 @@ commands["signature"] = async () => {
   const trackNo = need(positionals[2], "TRACK_NO")
   const d = await withCore(
     Documents.addSignature({ trackNo, name: need(values.name, "--name"), bytes: readFile("--file") }).pipe(
-      Effect.flatMap(Documents.viewForOperator)
+      Effect.flatMap(Documents.forOperator),
+      Effect.map(OperatorViews.document)
     )
   )
   out(d.id, d)
@@ -621,7 +630,7 @@ const webhookHostOptions = (): WebhookHostOptions => {
   }
 }
 
-const endpointLine = (e: ReturnType<typeof endpointView>) =>
+const endpointLine = (e: ReturnType<typeof OperatorViews.endpoint>) =>
   `${e.id}  ${e.customer_no}  ${e.enabled ? "enabled" : `disabled (${e.disabled_reason ?? "operator"})`}  ${e.url}  ${e.events.join(",")}`
 
 commands["webhook"] = async () => {
@@ -640,32 +649,32 @@ commands["webhook"] = async () => {
     )
     const secret = Redacted.value(created.secret)
     out(`endpoint ${created.endpoint.id}\nsecret   ${secret}\n(the secret is shown once; store it now)`, {
-      ...endpointView(created.endpoint),
+      ...OperatorViews.endpoint(created.endpoint),
       secret
     })
   } else if (sub === "list") {
     const list = await withCore(Webhooks.listEndpoints(values.customer))
-    const views = list.map(endpointView)
+    const views = list.map(OperatorViews.endpoint)
     out(views.map(endpointLine).join("\n") || "no endpoints", views)
   } else if (sub === "rotate-secret") {
     const rotated = await withCore(Webhooks.rotateSecret(need(positionals[2], "ENDPOINT_ID")))
     const secret = Redacted.value(rotated.secret)
     out(
-      `secret   ${secret}\n(shown once; the previous secret also signs until ${endpointView(rotated.endpoint).previous_secret_until})`,
+      `secret   ${secret}\n(shown once; the previous secret also signs until ${OperatorViews.endpoint(rotated.endpoint).previous_secret_until})`,
       {
-        ...endpointView(rotated.endpoint),
+        ...OperatorViews.endpoint(rotated.endpoint),
         secret
       }
     )
   } else if (sub === "disable" || sub === "enable") {
     const e = await withCore(Webhooks.setEnabled(need(positionals[2], "ENDPOINT_ID"), sub === "enable"))
-    out(endpointLine(endpointView(e)), endpointView(e))
+    out(endpointLine(OperatorViews.endpoint(e)), OperatorViews.endpoint(e))
   } else if (sub === "deliveries") {
     const d = await withCore(Webhooks.deliveries(need(positionals[2], "ENDPOINT_ID")))
     const machine = {
-      endpoint: endpointView(d.endpoint),
-      deliveries: d.deliveries.map(deliveryView),
-      attempts: d.attempts.map(attemptView)
+      endpoint: OperatorViews.endpoint(d.endpoint),
+      deliveries: d.deliveries.map(OperatorViews.delivery),
+      attempts: d.attempts.map(OperatorViews.attempt)
     }
     out(
       [

@@ -81,8 +81,3 @@ export const startDispatcher = (
   )
   return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
 }
-
-/** Endpoints, deliveries and log lines as operators see them (the same views as `/ops/v1`). */
-export const endpointView: typeof Webhooks.viewEndpoint = Webhooks.viewEndpoint
-export const deliveryView: typeof Webhooks.viewDelivery = Webhooks.viewDelivery
-export const attemptView: typeof Webhooks.viewAttempt = Webhooks.viewAttempt

@@ -23,7 +23,6 @@ import { BlobStore, type OpenBlob } from "./BlobStore.js"
 import { WaybillConfig, type DocumentLimits, Entropy, Transactor, Ulid } from "../shared/index.js"
 import {
   type ContentType,
-  type DocumentKind,
   type DocumentRecord,
   isImage,
   type OrderRecord,
@@ -677,25 +676,11 @@ export const setInvoice = Effect.fn("Documents.setInvoice")(function* (trackNo: 
   return yield* loadOrder(trackNo)
 })
 
-/** A document shaped for operators (snake_case JSON). */
-export const viewDocument = (d: DocumentRecord, shown: boolean) => ({
-  id: d.id,
-  track_no: d.trackNo,
-  kind: d.kind as DocumentKind,
-  type: d.type,
-  order_version: d.orderVersion,
-  batch: d.batch,
-  page: d.page,
-  source_id: d.sourceId,
-  content_type: d.contentType,
-  rotation: d.rotation,
-  size: d.size,
-  version: d.version,
-  hidden: d.hidden,
-  removed: d.removed,
-  shown_to_customers: shown,
-  captured_at: new Date(d.capturedAt).toISOString()
-})
+/** A document and whether customers see it now: what operators are shown. */
+export interface OperatorDocument {
+  readonly document: DocumentRecord
+  readonly shown: boolean
+}
 
 /**
  * Whether customers see `document` now: the customer rule (`Document.visible`) over its order's
@@ -708,9 +693,9 @@ export const shownToCustomers = Effect.fn("Documents.shownToCustomers")(function
   return visible(order, all).some((d) => d.id === document.id)
 })
 
-/** One document shaped for operators, `shown_to_customers` decided by {@link shownToCustomers}. */
-export const viewForOperator = Effect.fn("Documents.viewForOperator")(function* (document: DocumentRecord) {
-  return viewDocument(document, yield* shownToCustomers(document))
+/** One document for operators, whether it is shown decided by {@link shownToCustomers}. */
+export const forOperator = Effect.fn("Documents.forOperator")(function* (document: DocumentRecord) {
+  return { document, shown: yield* shownToCustomers(document) } satisfies OperatorDocument
 })
 
 /** An order's documents for operators: every version, with what customers see marked. */
@@ -718,14 +703,8 @@ export const listForOperator = Effect.fn("Documents.listForOperator")(function* 
   const order = yield* loadOrder(trackNo)
   const all = yield* Effect.flatMap(DocumentStore, (s) => s.listAll(trackNo))
   const shown = new Set(visible(order, all).map((d) => d.id))
-  return {
-    track_no: order.trackNo,
-    customer_no: order.customerNo,
-    reference: order.reference,
-    invoice: order.invoice,
-    order_version: order.currentVersion,
-    documents: all.map((d) => viewDocument(d, shown.has(d.id)))
-  }
+  const documents: ReadonlyArray<OperatorDocument> = all.map((d) => ({ document: d, shown: shown.has(d.id) }))
+  return { order, documents }
 })
 
 /** Everything the documents programs need (BlobStore and ImageTransform are looked up when used). */

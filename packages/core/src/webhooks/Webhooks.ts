@@ -751,38 +751,3 @@ export const runDispatcher = (
 
 /** What the endpoint-management programs need (the dispatcher also needs a `WebhookTransport`). */
 export type WebhooksRequirements = WebhookStore | AccountStore | EventOutbox | Transactor | KeyRing | Entropy
-
-/** An endpoint as operators see it: never the secret. */
-export const viewEndpoint = (e: EndpointRecord) => ({
-  id: e.id,
-  customer_no: e.customerNo,
-  url: e.url,
-  events: e.eventTypes,
-  enabled: e.enabled,
-  disabled_reason: e.disabledReason,
-  failing_since: e.failingSince === null ? null : new Date(e.failingSince).toISOString(),
-  previous_secret_until: e.previousSecretUntil === null ? null : new Date(e.previousSecretUntil).toISOString(),
-  created_at: new Date(e.createdAt).toISOString()
-})
-
-/** A delivery as operators see it. */
-export const viewDelivery = (d: DeliveryRecord) => ({
-  event_id: d.eventId,
-  track_no: d.trackNo,
-  sequence: d.sequence,
-  status: d.status,
-  attempts: d.attempts,
-  next_attempt_at: d.status === "pending" ? new Date(d.nextAttemptAt).toISOString() : null,
-  last_status: d.lastStatus
-})
-
-/** One line of the delivery log as operators see it. */
-export const viewAttempt = (a: AttemptRecord) => ({
-  event_id: a.eventId,
-  attempt: a.attempt,
-  at: new Date(a.at).toISOString(),
-  status: a.status,
-  ok: a.ok,
-  duration_ms: a.durationMs,
-  response: a.response
-})

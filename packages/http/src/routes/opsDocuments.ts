@@ -21,6 +21,7 @@ import { storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import { guard } from "./ops.js"
 import type { Route, RouteContext } from "./Route.js"
+import * as OperatorViews from "../views/OperatorViews.js"
 
 const errors = {
   ShipmentNotFound: () => Effect.succeed(failure(404, "No shipment has this tracking number.")),
@@ -61,7 +62,8 @@ export const opsOrderRoute: Route = {
     const method = ctx.request.method
     const q = ctx.url.searchParams
     const program = Effect.gen(function* () {
-      if (sub === "documents" && method === "GET") return success(yield* Documents.listForOperator(trackNo))
+      if (sub === "documents" && method === "GET")
+        return success(OperatorViews.orderDocuments(yield* Documents.listForOperator(trackNo)))
       if (method !== "POST")
         return failure(405, `Method ${method} is not allowed here.`, {
           allow: sub === "documents" ? "GET, POST" : "POST"
@@ -82,7 +84,7 @@ export const opsOrderRoute: Route = {
           batch: batch.right,
           sourceId: q.get("id") ?? undefined
         })
-        return success(yield* Documents.viewForOperator(document), 201)
+        return success(OperatorViews.document(yield* Documents.forOperator(document)), 201)
       }
       if (sub === "signature") {
         const bytes = yield* file(ctx)
@@ -90,7 +92,7 @@ export const opsOrderRoute: Route = {
         const at = capturedAt === null ? undefined : Date.parse(capturedAt)
         if (at !== undefined && Number.isNaN(at)) return failure(400, "captured_at must be an ISO 8601 time.")
         const document = yield* Documents.addSignature({ trackNo, name: q.get("name") ?? "", bytes, capturedAt: at })
-        return success(yield* Documents.viewForOperator(document), 201)
+        return success(OperatorViews.document(yield* Documents.forOperator(document)), 201)
       }
       if (sub === "new-version") {
         const version = yield* Documents.newOrderVersion(trackNo)
@@ -127,11 +129,11 @@ export const opsDocumentRoute: Route = {
     const program = Effect.gen(function* () {
       if (action === "hide" || action === "unhide" || action === "remove") {
         const d = yield* Documents.setVisibility(id, action)
-        return success(yield* Documents.viewForOperator(d))
+        return success(OperatorViews.document(yield* Documents.forOperator(d)))
       }
       if (action === "replace") {
         const d = yield* Documents.replaceDocument(id, yield* file(ctx))
-        return success(yield* Documents.viewForOperator(d))
+        return success(OperatorViews.document(yield* Documents.forOperator(d)))
       }
       return failure(404, "Unknown document action; one of: hide, unhide, remove, replace.")
     })

@@ -23,6 +23,7 @@ import { failure, success } from "../internal/respond.js"
 import { guard } from "./ops.js"
 import type { Reply } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
+import * as OperatorViews from "../views/OperatorViews.js"
 
 const bodyErrors = {
   BodyTooLarge: (e: { readonly limit: number }) =>
@@ -75,7 +76,7 @@ export const opsWebhooksRoute: Route = {
     const program = Effect.gen(function* () {
       if (ctx.request.method === "GET") {
         const customerNo = ctx.url.searchParams.get("customer_no") ?? undefined
-        return success((yield* Webhooks.listEndpoints(customerNo)).map(Webhooks.viewEndpoint))
+        return success((yield* Webhooks.listEndpoints(customerNo)).map(OperatorViews.endpoint))
       }
       const body = yield* jsonBody(ctx, AddBody, '{"customer_no": string, "url": string, "events": [string]}')
       if (Either.isLeft(body)) return body.left
@@ -84,7 +85,7 @@ export const opsWebhooksRoute: Route = {
         { allowPrivate: allowPrivate(ctx) }
       )
       return success(
-        { ...Webhooks.viewEndpoint(created.endpoint), secret: Redacted.value(created.secret) },
+        { ...OperatorViews.endpoint(created.endpoint), secret: Redacted.value(created.secret) },
         201,
         noStore
       )
@@ -106,22 +107,22 @@ export const opsWebhookRoute: Route = {
         if (method !== "GET") return failure(405, `Method ${method} is not allowed here.`, { allow: "GET" })
         const d = yield* Webhooks.deliveries(id)
         return success({
-          endpoint: Webhooks.viewEndpoint(d.endpoint),
-          deliveries: d.deliveries.map(Webhooks.viewDelivery),
-          attempts: d.attempts.map(Webhooks.viewAttempt)
+          endpoint: OperatorViews.endpoint(d.endpoint),
+          deliveries: d.deliveries.map(OperatorViews.delivery),
+          attempts: d.attempts.map(OperatorViews.attempt)
         })
       }
       if (method !== "POST") return failure(405, `Method ${method} is not allowed here.`, { allow: "POST" })
       if (sub === "rotate-secret") {
         const rotated = yield* Webhooks.rotateSecret(id)
         return success(
-          { ...Webhooks.viewEndpoint(rotated.endpoint), secret: Redacted.value(rotated.secret) },
+          { ...OperatorViews.endpoint(rotated.endpoint), secret: Redacted.value(rotated.secret) },
           200,
           noStore
         )
       }
       if (sub === "disable" || sub === "enable")
-        return success(Webhooks.viewEndpoint(yield* Webhooks.setEnabled(id, sub === "enable")))
+        return success(OperatorViews.endpoint(yield* Webhooks.setEnabled(id, sub === "enable")))
       if (sub === "test") return success({ endpoint_id: id, event_id: yield* Webhooks.sendTest(id) })
       if (sub === "recover") {
         const body = yield* jsonBody(ctx, RecoverBody, '{"since": ISO 8601 time}')

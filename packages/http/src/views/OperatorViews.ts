@@ -5,7 +5,7 @@
  * shapes are the HTTP layer's business; core hands over records (`Operations.show`,
  * `Operations.perform`) and these functions shape them.
  */
-import { type Event, Lifecycle, LocalTime, Shipment } from "@waybill/core"
+import { type Document, type Documents, type Event, Lifecycle, LocalTime, Shipment, type Webhook } from "@waybill/core"
 
 /** A shipment with its events, shaped for operators (snake_case JSON, local times with zone). */
 export const shipment = (s: Shipment.ShipmentRecord, events: ReadonlyArray<Event.DomainEvent>) => {
@@ -67,3 +67,77 @@ export const shipment = (s: Shipment.ShipmentRecord, events: ReadonlyArray<Event
     }))
   }
 }
+
+/** An endpoint as operators see it: never the secret. */
+export const endpoint = (e: Webhook.EndpointRecord) => ({
+  id: e.id,
+  customer_no: e.customerNo,
+  url: e.url,
+  events: e.eventTypes,
+  enabled: e.enabled,
+  disabled_reason: e.disabledReason,
+  failing_since: e.failingSince === null ? null : new Date(e.failingSince).toISOString(),
+  previous_secret_until: e.previousSecretUntil === null ? null : new Date(e.previousSecretUntil).toISOString(),
+  created_at: new Date(e.createdAt).toISOString()
+})
+
+/** A delivery as operators see it. */
+export const delivery = (d: Webhook.DeliveryRecord) => ({
+  event_id: d.eventId,
+  track_no: d.trackNo,
+  sequence: d.sequence,
+  status: d.status,
+  attempts: d.attempts,
+  next_attempt_at: d.status === "pending" ? new Date(d.nextAttemptAt).toISOString() : null,
+  last_status: d.lastStatus
+})
+
+/** One line of the delivery log as operators see it. */
+export const attempt = (a: Webhook.AttemptRecord) => ({
+  event_id: a.eventId,
+  attempt: a.attempt,
+  at: new Date(a.at).toISOString(),
+  status: a.status,
+  ok: a.ok,
+  duration_ms: a.durationMs,
+  response: a.response
+})
+
+/** A document as operators see it, with whether customers see it now (`Documents.forOperator`). */
+export const document = ({ document: d, shown }: Documents.OperatorDocument) => ({
+  id: d.id,
+  track_no: d.trackNo,
+  kind: d.kind as Document.DocumentKind,
+  type: d.type,
+  order_version: d.orderVersion,
+  batch: d.batch,
+  page: d.page,
+  source_id: d.sourceId,
+  content_type: d.contentType,
+  rotation: d.rotation,
+  size: d.size,
+  version: d.version,
+  hidden: d.hidden,
+  removed: d.removed,
+  shown_to_customers: shown,
+  captured_at: new Date(d.capturedAt).toISOString()
+})
+
+/** An order's documents as operators see them: every version, what customers see marked. */
+export const orderDocuments = (listed: {
+  readonly order: {
+    readonly trackNo: string
+    readonly customerNo: string
+    readonly reference: string
+    readonly invoice: string
+    readonly currentVersion: number
+  }
+  readonly documents: ReadonlyArray<Documents.OperatorDocument>
+}) => ({
+  track_no: listed.order.trackNo,
+  customer_no: listed.order.customerNo,
+  reference: listed.order.reference,
+  invoice: listed.order.invoice,
+  order_version: listed.order.currentVersion,
+  documents: listed.documents.map(document)
+})
