@@ -15,6 +15,7 @@ import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import { type Cancel, ClientIp } from "@waybill/core"
+import { operatorDenial } from "./internal/access.js"
 import { Messages } from "./internal/errors.js"
 import { withRateLimitHeaders } from "./internal/ratelimit.js"
 import { safeUrlForLog } from "./internal/redact.js"
@@ -123,6 +124,10 @@ const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Reply, never, H
     return Effect.succeed(
       failure(405, `Method ${ctx.request.method} is not allowed here.`, { allow: found.methods.join(", ") })
     )
+  }
+  if (found.operator === true) {
+    const denied = operatorDenial({ ...ctx, params })
+    if (denied !== undefined) return Effect.succeed(denied)
   }
   // Routes that checked a rate limit (core `Admission`) get the RateLimit header fields.
   const routeCtx: RouteContext = {

@@ -11,7 +11,10 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import { type Account, Admission, Credentials } from "@waybill/core"
+import * as Redacted from "effect/Redacted"
+import { type Account, Admission, constantTimeEqual, Credentials } from "@waybill/core"
+import type { Reply } from "../Raw.js"
+import { failure } from "./respond.js"
 import type { RouteContext } from "../routes/Route.js"
 
 /** How a keyed route finds its input and its credential. */
@@ -57,3 +60,18 @@ export const queryOf =
   (ctx: RouteContext) =>
   (name: string): ReadonlyArray<string> =>
     ctx.url.searchParams.getAll(name)
+
+/**
+ * The door of `/ops/v1`, checked by the handler before every route marked `operator`: the
+ * operator token, compared in constant time. No token configured: the operator API does not
+ * exist (404). `undefined` means the caller may go on.
+ */
+export const operatorDenial = ({ request, options }: RouteContext): Reply | undefined => {
+  if (options.operatorToken === undefined) return failure(404, "Not found.")
+  const header = request.headers.get("authorization")
+  const m = header === null ? null : /^Bearer (\S+)$/i.exec(header)
+  if (m === null)
+    return failure(401, "An operator token is required.", { "www-authenticate": 'Bearer realm="waybill-ops"' })
+  if (!constantTimeEqual(m[1]!, Redacted.value(options.operatorToken))) return failure(401, "Access denied.")
+  return undefined
+}

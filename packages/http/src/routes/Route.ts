@@ -18,6 +18,8 @@ export interface RouteContext {
 
 export interface Route {
   readonly methods: ReadonlyArray<string>
+  /** An `/ops/v1` route: the handler checks the operator token (`operatorDenial`) before `run`. */
+  readonly operator?: boolean
   readonly run: (ctx: RouteContext) => Effect.Effect<Reply, never, HandlerRequirements>
   /** The answer to a method not in `methods`, for routes whose errors are not the JSON envelope. */
   readonly methodNotAllowed?: (method: string) => Reply

@@ -8,14 +8,12 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { constantTimeEqual, Operations } from "@waybill/core"
+import { Operations } from "@waybill/core"
 import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
 import { failure, json, success } from "../internal/respond.js"
-import type { Reply } from "../Raw.js"
-import type { Route, RouteContext } from "./Route.js"
+import type { Route } from "./Route.js"
 import * as OperatorViews from "../views/OperatorViews.js"
 
 const OpsBody = Schema.Struct({
@@ -23,17 +21,6 @@ const OpsBody = Schema.Struct({
   stop: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   reason: Schema.optional(Schema.String)
 })
-
-/** The operator check; `undefined` means the caller may go on. */
-export const guard = ({ request, options }: RouteContext): Reply | undefined => {
-  if (options.operatorToken === undefined) return failure(404, "Not found.")
-  const header = request.headers.get("authorization")
-  const m = header === null ? null : /^Bearer (\S+)$/i.exec(header)
-  if (m === null)
-    return failure(401, "An operator token is required.", { "www-authenticate": 'Bearer realm="waybill-ops"' })
-  if (!constantTimeEqual(m[1]!, Redacted.value(options.operatorToken))) return failure(401, "Access denied.")
-  return undefined
-}
 
 const notFound = {
   ShipmentNotFound: () => Effect.succeed(failure(404, "No shipment has this tracking number.")),
@@ -53,20 +40,18 @@ const actionErrors = {
 
 export const opsShowRoute: Route = {
   methods: ["GET"],
+  operator: true,
   run: (ctx) =>
-    guard(ctx) !== undefined
-      ? Effect.succeed(guard(ctx)!)
-      : Operations.show(ctx.params[0]!).pipe(
-          Effect.map((r) => success(OperatorViews.shipment(r.shipment, r.events))),
-          Effect.catchTags(notFound)
-        )
+    Operations.show(ctx.params[0]!).pipe(
+      Effect.map((r) => success(OperatorViews.shipment(r.shipment, r.events))),
+      Effect.catchTags(notFound)
+    )
 }
 
 export const opsActionRoute: Route = {
   methods: ["POST"],
+  operator: true,
   run: (ctx) => {
-    const denied = guard(ctx)
-    if (denied !== undefined) return Effect.succeed(denied)
     const action = Schema.decodeUnknownOption(Operations.ActionName)(ctx.params[1])
     if (action._tag === "None") {
       return Effect.succeed(failure(404, `Unknown action; one of: ${Operations.ActionName.literals.join(", ")}.`))

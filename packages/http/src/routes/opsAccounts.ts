@@ -12,7 +12,6 @@ import { Provisioning } from "@waybill/core"
 import { storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { Route } from "./Route.js"
-import { guard } from "./ops.js"
 
 const view = (s: Provisioning.PaymentStatus) => ({
   customer_no: s.customerNo,
@@ -23,9 +22,8 @@ const view = (s: Provisioning.PaymentStatus) => ({
 
 export const opsPaymentRoute: Route = {
   methods: ["GET", "PUT", "DELETE"],
+  operator: true,
   run: (ctx) => {
-    const refused = guard(ctx)
-    if (refused !== undefined) return Effect.succeed(refused)
     const customerNo = ctx.params[0]!
     const method = ctx.request.method
     const program =

@@ -19,7 +19,6 @@ import { Documents, WaybillConfig } from "@waybill/core"
 import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
-import { guard } from "./ops.js"
 import type { Route, RouteContext } from "./Route.js"
 import * as OperatorViews from "../views/OperatorViews.js"
 
@@ -50,14 +49,11 @@ const optionalInt = (value: string | null, name: string) => {
 
 const InvoiceBody = Schema.Struct({ invoice: Schema.String })
 
-const denied = (ctx: RouteContext) => guard(ctx)
-
 /** `/ops/v1/orders/{track_no}/{documents|signature|new-version|invoice}/` */
 export const opsOrderRoute: Route = {
   methods: ["GET", "POST"],
+  operator: true,
   run: (ctx) => {
-    const refused = denied(ctx)
-    if (refused !== undefined) return Effect.succeed(refused)
     const [trackNo, sub] = [ctx.params[0]!, ctx.params[1]!]
     const method = ctx.request.method
     const q = ctx.url.searchParams
@@ -122,9 +118,8 @@ const documentErrors = {
 /** `/ops/v1/documents/{doc_id}/{hide|unhide|remove|replace}/` */
 export const opsDocumentRoute: Route = {
   methods: ["POST"],
+  operator: true,
   run: (ctx) => {
-    const refused = denied(ctx)
-    if (refused !== undefined) return Effect.succeed(refused)
     const [id, action] = [ctx.params[0]!, ctx.params[1]!]
     const program = Effect.gen(function* () {
       if (action === "hide" || action === "unhide" || action === "remove") {

@@ -20,7 +20,6 @@ import { Ssrf, Webhooks } from "@waybill/core"
 import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
 import { storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
-import { guard } from "./ops.js"
 import type { Reply } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
 import * as OperatorViews from "../views/OperatorViews.js"
@@ -70,9 +69,8 @@ const allowPrivate = (ctx: RouteContext) =>
 /** `/ops/v1/webhooks/` */
 export const opsWebhooksRoute: Route = {
   methods: ["GET", "POST"],
+  operator: true,
   run: (ctx) => {
-    const refused = guard(ctx)
-    if (refused !== undefined) return Effect.succeed(refused)
     const program = Effect.gen(function* () {
       if (ctx.request.method === "GET") {
         const customerNo = ctx.url.searchParams.get("customer_no") ?? undefined
@@ -97,9 +95,8 @@ export const opsWebhooksRoute: Route = {
 /** `/ops/v1/webhooks/{id}/{deliveries|rotate-secret|disable|enable|test|recover}/` */
 export const opsWebhookRoute: Route = {
   methods: ["GET", "POST"],
+  operator: true,
   run: (ctx) => {
-    const refused = guard(ctx)
-    if (refused !== undefined) return Effect.succeed(refused)
     const [id, sub] = [ctx.params[0]!, ctx.params[1]!]
     const method = ctx.request.method
     const program = Effect.gen(function* () {
@@ -140,9 +137,8 @@ export const opsWebhookRoute: Route = {
 /** `/ops/v1/events/{event_id}/resend/` */
 export const opsEventRoute: Route = {
   methods: ["POST"],
+  operator: true,
   run: (ctx) => {
-    const refused = guard(ctx)
-    if (refused !== undefined) return Effect.succeed(refused)
     const [eventId, sub] = [ctx.params[0]!, ctx.params[1]!]
     if (sub !== "resend") return Effect.succeed(failure(404, "Unknown event route; one of: resend."))
     return Effect.map(Webhooks.resend(eventId), (queued) => success({ event_id: eventId, queued })).pipe(
