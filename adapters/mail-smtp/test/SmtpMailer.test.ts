@@ -9,8 +9,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { type ParsedMail, simpleParser } from "mailparser"
-import { generate } from "selfsigned"
 import { SMTPServer } from "smtp-server"
+import { certificateFor } from "@waybill/testkit/webhook-receiver"
 import * as SmtpMailer from "../src/index.js"
 
 const startServer = Effect.acquireRelease(
@@ -111,22 +111,7 @@ describe("mail-smtp", () => {
 })
 
 /** A certificate for 127.0.0.1 (and `mail.test`), made per run; the tests that trust it pass it as `ca`. */
-const certificate = Effect.promise(() =>
-  generate([{ name: "commonName", value: "mail.test" }], {
-    keySize: 2048,
-    algorithm: "sha256",
-    extensions: [
-      { name: "basicConstraints", cA: true },
-      {
-        name: "subjectAltName",
-        altNames: [
-          { type: 2, value: "mail.test" },
-          { type: 7, ip: "127.0.0.1" }
-        ]
-      }
-    ]
-  } as Parameters<typeof generate>[1])
-)
+const certificate = certificateFor("mail.test")
 
 /**
  * An SMTP server with TLS: implicit (`secure`, TLS from the first byte) or STARTTLS offered on

@@ -20,22 +20,30 @@ export interface Received {
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void
 
-export const certificate = Effect.promise(() =>
-  generate([{ name: "commonName", value: "receiver.test" }], {
-    keySize: 2048,
-    algorithm: "sha256",
-    extensions: [
-      { name: "basicConstraints", cA: true },
-      {
-        name: "subjectAltName",
-        altNames: [
-          { type: 2, value: "receiver.test" },
-          { type: 7, ip: "127.0.0.1" }
-        ]
-      }
-    ]
-  } as Parameters<typeof generate>[1])
-)
+/**
+ * A self-signed certificate for `name` and 127.0.0.1, made per call, for loopback TLS servers in
+ * tests (the clients that should trust it pass its `cert` as `ca`).
+ */
+export const certificateFor = (name: string) =>
+  Effect.promise(() =>
+    generate([{ name: "commonName", value: name }], {
+      keySize: 2048,
+      algorithm: "sha256",
+      extensions: [
+        { name: "basicConstraints", cA: true },
+        {
+          name: "subjectAltName",
+          altNames: [
+            { type: 2, value: name },
+            { type: 7, ip: "127.0.0.1" }
+          ]
+        }
+      ]
+    } as Parameters<typeof generate>[1])
+  )
+
+/** The receiver's certificate: `receiver.test` and 127.0.0.1. */
+export const certificate = certificateFor("receiver.test")
 
 /** Starts a receiver; `handler` decides each answer (default 200 "ok"). Closed with the scope. */
 export const receiver = (pems: { readonly private: string; readonly cert: string }, host = "127.0.0.1") =>
