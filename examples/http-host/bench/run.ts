@@ -98,8 +98,32 @@ const childFlags = (config: BenchConfig, target: TargetName): ReadonlyArray<stri
   "tsx"
 ]
 
+/**
+ * CPU pinning (`taskset`): on a machine with two or more cores the load generator (this process,
+ * which runs autocannon) keeps CPU 0 and each server child gets CPU 1, so the two never compete
+ * for a core and the ratios are stable from run to run. The webhook drain's children, which
+ * send and receive in one process, get every core back. `BENCH_PIN=0`, a single core, or no
+ * `taskset` (not Linux): nothing is pinned, and the run says so.
+ */
+const pinning = ((): { readonly on: boolean; readonly all: string } => {
+  const all = `0-${cpus().length - 1}`
+  if (process.env["BENCH_PIN"] === "0" || cpus().length < 2) return { on: false, all }
+  try {
+    execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" })
+    return { on: true, all }
+  } catch {
+    return { on: false, all }
+  }
+})()
+
+/** `spawn`, on the given CPUs when pinning is on (taskset execs the command: the pid is the child's). */
+const spawnOn = (cpuList: string, args: ReadonlyArray<string>, options: Parameters<typeof spawn>[2]) =>
+  pinning.on
+    ? spawn("taskset", ["-c", cpuList, process.execPath, ...args], options)
+    : spawn(process.execPath, [...args], options)
+
 const startChild = async (config: BenchConfig, target: TargetName, dbFile: string): Promise<ServerChild> => {
-  const child = spawn(process.execPath, [...childFlags(config, target), CHILD_ENTRY, target, dbFile], {
+  const child = spawnOn("1", [...childFlags(config, target), CHILD_ENTRY, target, dbFile], {
     cwd: HOST_DIR,
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })
@@ -334,14 +358,15 @@ const git = (...args: Array<string>): string | null => {
 const drainOnce = (config: BenchConfig, target: WebhookTarget): Promise<WebhookDrainMeasurement> =>
   withTimeout(
     new Promise<WebhookDrainMeasurement>((resolve, reject) => {
-      const child = spawn(process.execPath, [...childFlags(config, "waybill"), "--expose-gc", WEBHOOK_ENTRY, target], {
+      const child = spawnOn(pinning.all, [...childFlags(config, "waybill"), "--expose-gc", WEBHOOK_ENTRY, target], {
         cwd: HOST_DIR,
         stdio: ["ignore", "pipe", "inherit"]
       })
       live.add(child)
       let out = ""
-      child.stdout.setEncoding("utf8")
-      child.stdout.on("data", (chunk: string) => {
+      const stdout = child.stdout!
+      stdout.setEncoding("utf8")
+      stdout.on("data", (chunk: string) => {
         out += chunk
       })
       child.once("exit", (code) => {
@@ -419,6 +444,11 @@ const main = async (): Promise<number> => {
     config.fromSource
       ? "Waybill from TypeScript sources (tsx): figures are not the built library's"
       : "Waybill from the built packages (dist/)"
+  )
+  console.log(
+    pinning.on
+      ? "pinned: load generator on CPU 0, each server on CPU 1 (taskset)"
+      : "not pinned (BENCH_PIN=0, one core, or no taskset): server and load generator share the cores"
   )
   const startedAt = new Date()
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-")
