@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { Accounts } from "@waybill/core"
 import { openDatabase, waybillLayer } from "../src/host.js"
+import { waitFor } from "./harness.js"
 import { BOOKING_BODY } from "../bench/scenarios.js"
 
 const hostDir = resolve(import.meta.dirname, "..")
@@ -87,14 +88,6 @@ const load = (url: string, apiKey: string, clients: number) => {
   }
 }
 
-const waitFor = async (what: string, probe: () => boolean, deadlineMs = 60_000) => {
-  const until = Date.now() + deadlineMs
-  while (!probe()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
 describe("booking crash safety (group commit)", () => {
   it("a host killed with SIGKILL under concurrent bookings loses none it answered 200", async () => {
     const dir = mkdtempSync(join(tmpdir(), "waybill-booking-crash-"))
@@ -115,7 +108,7 @@ describe("booking crash safety (group commit)", () => {
         const traffic = load(url, apiKey, 48)
         // Kill in the middle of sustained load, at a moment of the host's choosing, not ours.
         const target = 150 + round * 50 + Math.floor(Math.random() * 100)
-        await waitFor(`${target} acknowledged bookings`, () => traffic.acknowledged.length >= target)
+        await waitFor(`${target} acknowledged bookings`, () => traffic.acknowledged.length >= target, 60_000)
         child.kill("SIGKILL")
         await exited(child)
         await traffic.stop()
@@ -128,7 +121,7 @@ describe("booking crash safety (group commit)", () => {
       const { child, url } = await startHost(dbFile)
       children.push(child)
       const after = load(url, apiKey, 1)
-      await waitFor("a booking after the restart", () => after.acknowledged.length >= 1)
+      await waitFor("a booking after the restart", () => after.acknowledged.length >= 1, 60_000)
       await after.stop()
       child.kill("SIGTERM")
       await exited(child)

@@ -224,3 +224,19 @@ export const ops = async (url: string, path: string, body?: unknown, token: stri
   })
   return { status: response.status, headers: response.headers, body: (await response.json()) as Envelope }
 }
+
+/**
+ * Polls `probe` until it gives a value (anything but `undefined` or `false`) and returns it, or
+ * throws after `deadlineMs` naming `what`. For conditions that other processes make true (a
+ * child listening, a receiver's deliveries); generous deadlines, so a loaded machine is slow, not
+ * red.
+ */
+export const waitFor = async <A>(what: string, probe: () => A | undefined | false, deadlineMs = 30_000): Promise<A> => {
+  const until = Date.now() + deadlineMs
+  for (;;) {
+    const v = probe()
+    if (v !== undefined && v !== false) return v
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}

@@ -14,6 +14,7 @@ import * as Scope from "effect/Scope"
 import { Accounts, EventOutbox, Webhooks } from "@waybill/core"
 import { openDatabase, waybillLayer } from "../src/host.js"
 import { allowList } from "../src/webhooks.js"
+import { waitFor } from "./harness.js"
 import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 
 const hostDir = resolve(import.meta.dirname, "..")
@@ -33,14 +34,6 @@ const startChild = (dbFile: string, caFile: string) =>
     })
     child.once("exit", (code) => fail(new Error(`dispatcher exited early (${code})`)))
   })
-
-const waitFor = async (what: string, probe: () => boolean, deadlineMs = 60_000) => {
-  const until = Date.now() + deadlineMs
-  while (!probe()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 describe("webhook dispatcher crash safety", () => {
   it("a killed dispatcher loses nothing and keeps per-shipment order", async () => {
@@ -96,13 +89,17 @@ describe("webhook dispatcher crash safety", () => {
 
       const first = await startChild(dbFile, caFile)
       children.push(first)
-      await waitFor("a delivery in flight", () => held > 0)
+      await waitFor("a delivery in flight", () => held > 0, 60_000)
       first.kill("SIGKILL")
       await new Promise((r) => first.once("exit", r))
       hold = false
 
       children.push(await startChild(dbFile, caFile))
-      await waitFor("every event", () => ids.every((id) => r.received.some((x) => x.headers["webhook-id"] === id)))
+      await waitFor(
+        "every event",
+        () => ids.every((id) => r.received.some((x) => x.headers["webhook-id"] === id)),
+        60_000
+      )
 
       for (const trackNo of shipments) {
         const seen: Array<number> = []

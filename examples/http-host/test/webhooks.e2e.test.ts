@@ -11,18 +11,8 @@ import * as Scope from "effect/Scope"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { Operations, Webhooks } from "@waybill/core"
 import { allowList } from "../src/webhooks.js"
-import { bookOne, ops, startHost, type TestHost } from "./harness.js"
+import { bookOne, ops, startHost, type TestHost, waitFor } from "./harness.js"
 import { certificate, type Received, receiver } from "@waybill/testkit/webhook-receiver"
-
-const waitFor = async <A>(what: string, probe: () => A | undefined, deadlineMs = 30_000): Promise<A> => {
-  const until = Date.now() + deadlineMs
-  for (;;) {
-    const v = probe()
-    if (v !== undefined) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 describe("webhooks through the example host", () => {
   let t: TestHost

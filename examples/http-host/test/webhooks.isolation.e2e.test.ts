@@ -12,22 +12,12 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { Operations, Webhooks } from "@waybill/core"
 import { allowList } from "../src/webhooks.js"
-import { bookOne, startHost, type TestHost } from "./harness.js"
+import { bookOne, startHost, type TestHost, waitFor } from "./harness.js"
 import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 
 const HANG_MS = 45_000
 const PROMPT_MS = 20_000
 const LANE = 4
-
-const waitFor = async <A>(what: string, probe: () => A | undefined, deadlineMs: number): Promise<A> => {
-  const until = Date.now() + deadlineMs
-  for (;;) {
-    const v = probe()
-    if (v !== undefined) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 describe("a hanging webhook endpoint next to a fast one", () => {
   let t: TestHost
