@@ -107,6 +107,19 @@ export interface ShipmentRecord {
   readonly pieceDetails: ReadonlyArray<PieceRecord>
 }
 
+/** A stop as the booking gave it, under the wire names of `multistop_route` (views show it back). */
+export const stopJson = (s: StopRecord) => ({
+  stop_id: s.externalId,
+  name: s.name,
+  address: s.address,
+  city: s.city,
+  state: s.state,
+  zip: s.zip,
+  contact_name: s.contactName,
+  phone_no: s.phone,
+  stop_note: s.note
+})
+
 /**
  * A `piece_details` row under the names the API accepted it with (interface 2.2), for the views
  * that show it back (operator view, the owner's precise tracking view).

@@ -25,7 +25,14 @@ import { DocumentStore } from "./DocumentStore.js"
 import type { DomainEvent } from "./Event.js"
 import { EventOutbox } from "./EventOutbox.js"
 import { Geo, type ZipLocation, abbreviation, formatInZone } from "../geo/index.js"
-import { pieceJson, type ShipmentRecord, type ShipmentState, type StopRole, type StopStatus } from "./Shipment.js"
+import {
+  pieceJson,
+  stopJson,
+  type ShipmentRecord,
+  type ShipmentState,
+  type StopRole,
+  type StopStatus
+} from "./Shipment.js"
 import { ShipmentStore } from "./ShipmentStore.js"
 
 /** The tracking number is malformed or unknown: one answer for both, so numbers cannot be probed. */
@@ -228,16 +235,8 @@ export const preciseView = (
   stops: s.stops.map((stop) => ({
     seq: stop.seq,
     role: stop.role,
-    stop_id: stop.externalId,
+    ...stopJson(stop),
     status: stop.status,
-    name: stop.name,
-    address: stop.address,
-    city: stop.city,
-    state: stop.state,
-    zip: stop.zip,
-    contact_name: stop.contactName,
-    phone_no: stop.phone,
-    stop_note: stop.note,
     latitude: stop.latitude,
     longitude: stop.longitude,
     eta: formatInZone(stop.etaAt, stop.timeZone),

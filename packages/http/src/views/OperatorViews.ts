@@ -44,15 +44,7 @@ export const shipment = (s: Shipment.ShipmentRecord, events: ReadonlyArray<Event
     stops: s.stops.map((stop) => ({
       seq: stop.seq,
       role: stop.role,
-      stop_id: stop.externalId,
-      name: stop.name,
-      address: stop.address,
-      city: stop.city,
-      state: stop.state,
-      zip: stop.zip,
-      contact_name: stop.contactName,
-      phone_no: stop.phone,
-      stop_note: stop.note,
+      ...Shipment.stopJson(stop),
       status: stop.status,
       eta: local(stop.etaAt, stop.timeZone)
     })),
