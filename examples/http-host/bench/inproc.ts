@@ -25,6 +25,7 @@ import { migrate, sqliteEngine, type SqliteHandle } from "@waybill/storage-kysel
 import { waybillLayer } from "../src/host.js"
 import { SAFETY_NET_PAGES, startCheckpointer } from "../src/checkpointer.js"
 import { startProfiler } from "./cpuprofile.js"
+import { measureLoop } from "./inprocLoop.js"
 import { BOOKING_BODY } from "./scenarios.js"
 
 const arg = (name: string): string | undefined => {
@@ -119,20 +120,11 @@ const once = async (): Promise<void> => {
 }
 
 const run = async (n: number): Promise<number> => {
-  let next = 0
-  const start = process.hrtime.bigint()
-  const cpu = process.cpuUsage()
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < n) await once()
-    })
-  )
-  const wall = Number(process.hrtime.bigint() - start) / 1000 / n
-  const used = process.cpuUsage(cpu)
+  const { cpuUs, wallUs } = await measureLoop(n, CONCURRENCY, once)
   console.log(
-    `${n} bookings, concurrency ${CONCURRENCY}: ${wall.toFixed(0)} us wall/booking, ${((used.user + used.system) / n).toFixed(0)} us CPU/booking`
+    `${n} bookings, concurrency ${CONCURRENCY}: ${wallUs.toFixed(0)} us wall/booking, ${cpuUs.toFixed(0)} us CPU/booking`
   )
-  return wall
+  return wallUs
 }
 
 await run(Math.min(1000, N)) // warm-up

@@ -21,6 +21,7 @@ import { createHandler } from "@waybill/http"
 import { openDatabase, waybillLayer } from "../src/host.js"
 import { sampleShipment } from "../src/sample.js"
 import { startProfiler } from "./cpuprofile.js"
+import { measureLoop } from "./inprocLoop.js"
 import { BENCH_OPERATOR_TOKEN, BENCH_PDF, LOOKUP_ORDERS } from "./documentScenarios.js"
 import { readProcMemory } from "./proc.js"
 
@@ -150,19 +151,9 @@ const downloadOnce = async () => {
 
 const run = async (name: string, once: () => Promise<void>, n: number, profile: boolean) => {
   const profiler = profile ? await startProfiler() : undefined
-  let next = 0
-  const start = process.hrtime.bigint()
-  const cpu = process.cpuUsage()
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < n) await once()
-    })
-  )
-  const wall = Number(process.hrtime.bigint() - start) / 1000 / n
-  const used = process.cpuUsage(cpu)
+  const { cpuUs, wallUs } = await measureLoop(n, CONCURRENCY, once)
   console.log(
-    `${name}: ${n} requests, concurrency ${CONCURRENCY}: ${wall.toFixed(0)} us wall, ` +
-      `${((used.user + used.system) / n).toFixed(0)} us CPU per request`
+    `${name}: ${n} requests, concurrency ${CONCURRENCY}: ${wallUs.toFixed(0)} us wall, ${cpuUs.toFixed(0)} us CPU per request`
   )
   if (profiler !== undefined) console.log(`CPU profile: ${await profiler.stop(arg("out") ?? `${name}.cpuprofile`)}`)
 }
