@@ -180,18 +180,22 @@ describe("report", () => {
     expect(targetsOf(download!, ["floor", "ceiling"])).toEqual(["floor"])
   })
 
+  /** A run of waybill and floor over `scenarios`, the way run.ts records one. */
+  const reportOf = (scenarios: RunReport["scenarios"], valid: boolean): RunReport => ({
+    startedAt: "2026-01-01T00:00:00.000Z",
+    config: { durationSec: 10, warmupSec: 2, connections: 32, targets: ["waybill", "floor"], profiled: [] },
+    environment: { node: "20", platform: "linux-x64", cpus: 2, cpuModel: "cpu", gitCommit: null, gitDirty: null },
+    goalRatio: 0.5,
+    scenarios,
+    valid
+  })
+
   it("prints one row per target and the problems of an invalid run", () => {
     const measurements = [measurement("waybill", 300, ["measured: 3 non-2xx answers"]), measurement("floor", 1000)]
-    const report: RunReport = {
-      startedAt: "2026-01-01T00:00:00.000Z",
-      config: { durationSec: 10, warmupSec: 2, connections: 32, targets: ["waybill", "floor"], profiled: [] },
-      environment: { node: "20", platform: "linux-x64", cpus: 2, cpuModel: "cpu", gitCommit: null, gitDirty: null },
-      goalRatio: 0.5,
-      scenarios: [
-        { scenario: "book-single", description: "", measurements, ratio: ratioOf(measurements), problems: [] }
-      ],
-      valid: false
-    }
+    const report = reportOf(
+      [{ scenario: "book-single", description: "", measurements, ratio: ratioOf(measurements), problems: [] }],
+      false
+    )
     const text = formatReport(report)
     expect(text).toMatch(/book-single\s+waybill\s+300\s/)
     expect(text).toMatch(/book-single\s+floor\s+1000\s/)
@@ -208,18 +212,14 @@ describe("report", () => {
       ]
       return { scenario: name, description: "", measurements: ms, ratio: ratioOf(ms), problems: [] }
     }
-    const report: RunReport = {
-      startedAt: "2026-01-01T00:00:00.000Z",
-      config: { durationSec: 10, warmupSec: 2, connections: 32, targets: ["waybill", "floor"], profiled: [] },
-      environment: { node: "20", platform: "linux-x64", cpus: 2, cpuModel: "cpu", gitCommit: null, gitDirty: null },
-      goalRatio: 0.5,
-      scenarios: [
+    const report = reportOf(
+      [
         scenario("book-single", 600, 1000, [150, 120]),
         // 0.6 meets booking's bar but not the download's (0.7)
         scenario("docs-download", 600, 1000, [200, 100])
       ],
-      valid: true
-    }
+      true
+    )
     const rows = goalRows(report)
     expect(rows.map((r) => [r[0], r[3]])).toEqual([
       ["book-single", "MEETS"],
