@@ -48,14 +48,14 @@ describe("Credentials.authenticate", () => {
       const key = yield* ApiKey.generate("live").pipe(Effect.provide(Entropy.webCrypto))
       const storedHash = yield* ApiKey.hash(key).pipe(Effect.provide(ring(old)))
       const principal = yield* Credentials.authenticate(
-        Credentials.forBooking(`Bearer ${Redacted.value(key)}`, {})
+        Credentials.resolve(`Bearer ${Redacted.value(key)}`, Credentials.bookingPlaces({}))
       ).pipe(Effect.provide(Layer.merge(ring(secret("k2", 2), old), storeWith(keyRecord(storedHash)))))
       expect(principal.account.customerNo).toBe("1234567")
       // Without the old secret the key is unknown.
       const denied = yield* Effect.either(
-        Credentials.authenticate(Credentials.forBooking(`Bearer ${Redacted.value(key)}`, {})).pipe(
-          Effect.provide(Layer.merge(ring(secret("k2", 2)), storeWith(keyRecord(storedHash))))
-        )
+        Credentials.authenticate(
+          Credentials.resolve(`Bearer ${Redacted.value(key)}`, Credentials.bookingPlaces({}))
+        ).pipe(Effect.provide(Layer.merge(ring(secret("k2", 2)), storeWith(keyRecord(storedHash)))))
       )
       expect(denied._tag).toBe("Left")
     })
@@ -106,9 +106,9 @@ describe("Credentials.authenticate", () => {
       const h = yield* ApiKey.hash(key).pipe(Effect.provide(ring(s)))
       // keyRecord is a live slot: a store mix-up must not let a test key act as the live key.
       const r = yield* Effect.either(
-        Credentials.authenticate(Credentials.forBooking(`Bearer ${Redacted.value(key)}`, {})).pipe(
-          Effect.provide(Layer.merge(ring(s), storeWith(keyRecord(h))))
-        )
+        Credentials.authenticate(
+          Credentials.resolve(`Bearer ${Redacted.value(key)}`, Credentials.bookingPlaces({}))
+        ).pipe(Effect.provide(Layer.merge(ring(s), storeWith(keyRecord(h)))))
       )
       expect(r._tag === "Left" && r.left._tag === "InvalidCredential" && r.left.reason).toBe("unknown")
     })
@@ -121,9 +121,9 @@ describe("Credentials.authenticate", () => {
       const h = yield* ApiKey.hash(key).pipe(Effect.provide(ring(s)))
       for (const status of ["disabled", "blank"] as const) {
         const r = yield* Effect.either(
-          Credentials.authenticate(Credentials.forBooking(`Bearer ${Redacted.value(key)}`, {})).pipe(
-            Effect.provide(Layer.merge(ring(s), storeWith(keyRecord(h, status))))
-          )
+          Credentials.authenticate(
+            Credentials.resolve(`Bearer ${Redacted.value(key)}`, Credentials.bookingPlaces({}))
+          ).pipe(Effect.provide(Layer.merge(ring(s), storeWith(keyRecord(h, status)))))
         )
         expect(r._tag === "Left" && r.left._tag === "InvalidCredential" && r.left.reason).toBe(status)
       }

@@ -9,15 +9,23 @@ const tokenOf = (r: Credentials.Resolution) =>
 
 describe("Credentials precedence", () => {
   it("the Authorization header wins over body credentials", () => {
-    expect(tokenOf(Credentials.forBooking("Bearer AAA", { token: "BBB", key: "CCC" }))).toEqual(["AAA", "header"])
+    expect(tokenOf(Credentials.resolve("Bearer AAA", Credentials.bookingPlaces({ token: "BBB", key: "CCC" })))).toEqual(
+      ["AAA", "header"]
+    )
   })
 
   it("without a header: data.token, then data.key", () => {
-    expect(tokenOf(Credentials.forBooking(null, { token: "BBB", key: "CCC" }))).toEqual(["BBB", "body.token"])
-    expect(tokenOf(Credentials.forBooking(null, { key: "CCC" }))).toEqual(["CCC", "body.key"])
-    expect(tokenOf(Credentials.forBooking(null, { token: "", key: "CCC" }))).toEqual(["CCC", "body.key"])
-    expect(tokenOf(Credentials.forBooking(null, {}))).toEqual(["none"])
-    expect(tokenOf(Credentials.forBooking(null, { token: 42 }))).toEqual(["none"])
+    expect(tokenOf(Credentials.resolve(null, Credentials.bookingPlaces({ token: "BBB", key: "CCC" })))).toEqual([
+      "BBB",
+      "body.token"
+    ])
+    expect(tokenOf(Credentials.resolve(null, Credentials.bookingPlaces({ key: "CCC" })))).toEqual(["CCC", "body.key"])
+    expect(tokenOf(Credentials.resolve(null, Credentials.bookingPlaces({ token: "", key: "CCC" })))).toEqual([
+      "CCC",
+      "body.key"
+    ])
+    expect(tokenOf(Credentials.resolve(null, Credentials.bookingPlaces({})))).toEqual(["none"])
+    expect(tokenOf(Credentials.resolve(null, Credentials.bookingPlaces({ token: 42 })))).toEqual(["none"])
   })
 
   it("a present header that is not `Bearer <token>` is invalid and never falls back", () => {
@@ -32,7 +40,10 @@ describe("Credentials precedence", () => {
       " Bearer abc",
       "Bearer abc\n"
     ]) {
-      expect(tokenOf(Credentials.forBooking(h, { token: "BBB", key: "CCC" }))).toEqual(["invalid", "malformed-header"])
+      expect(tokenOf(Credentials.resolve(h, Credentials.bookingPlaces({ token: "BBB", key: "CCC" })))).toEqual([
+        "invalid",
+        "malformed-header"
+      ])
     }
   })
 
@@ -50,7 +61,10 @@ describe("Credentials precedence", () => {
   it("property: any header at all decides alone, whatever the body holds", () => {
     fc.assert(
       fc.property(fc.string(), fc.option(fc.string()), fc.option(fc.string()), (header, token, key) => {
-        const r = Credentials.forBooking(header, { token: token ?? undefined, key: key ?? undefined })
+        const r = Credentials.resolve(
+          header,
+          Credentials.bookingPlaces({ token: token ?? undefined, key: key ?? undefined })
+        )
         expect(r._tag === "None").toBe(false)
         if (r._tag === "Found") expect(r.source).toBe("header")
       })
@@ -60,7 +74,7 @@ describe("Credentials precedence", () => {
   it("property: a resolved token never prints in logs", () => {
     fc.assert(
       fc.property(fc.stringMatching(/^[A-Za-z0-9]{8,40}$/), (t) => {
-        const r = Credentials.forBooking(`Bearer ${t}`, {})
+        const r = Credentials.resolve(`Bearer ${t}`, Credentials.bookingPlaces({}))
         expect(JSON.stringify(r)).not.toContain(t)
       })
     )

@@ -83,12 +83,6 @@ export const queryKeyPlaces = (query: (name: string) => ReadonlyArray<string>): 
   { source: "query.key", values: query("key") }
 ]
 
-/** Create shipments: header, then body `data.token`, then `data.key`. */
-export const forBooking = (
-  authorization: string | null | undefined,
-  data: { readonly token?: unknown; readonly key?: unknown }
-): Resolution => resolve(authorization, bookingPlaces(data))
-
 /**
  * Turns a resolution into the principal it names. Missing -> MissingCredential; everything else
  * that cannot authenticate -> InvalidCredential (the reason is for logs, never for the client).
