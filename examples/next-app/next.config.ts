@@ -3,8 +3,8 @@ import { fileURLToPath } from "node:url"
 import type { NextConfig } from "next"
 
 const config: NextConfig = {
-  // Waybill loads from node_modules at run time, one copy shared by every route, as
-  // published packages would.
+  // Waybill's packages load from node_modules at run time instead of being bundled: geo-us reads
+  // its ZIP table from beside its own module, and every route shares one copy of Waybill.
   serverExternalPackages: ["@waybill/example-http-host", "@waybill/http"],
   // Waybill's answers go out with the bytes it made (answers holding download links next to
   // echoed input are not compressed here); compress in the proxy in front, if anywhere.
