@@ -113,6 +113,6 @@ afterAll(async () => {
 })
 
 it("books a shipment and downloads its document through a built Next.js app", async () => {
-  await bookAndDownload(url, programs, { contentLength: "dropped" })
+  await bookAndDownload(url, programs, { contentLength: "dropped", clientAddress: "unknown" })
   expect(output).not.toMatch(/Error/)
 })

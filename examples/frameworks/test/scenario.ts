@@ -5,7 +5,7 @@
  * the app's own routes still work.
  */
 import { expect } from "vitest"
-import { Documents } from "@waybill/core"
+import { Documents, IpBlocks } from "@waybill/core"
 import { OPERATOR_TOKEN, postJson, shipment } from "@waybill/example-http-host/test/harness.js"
 import { pdf } from "@waybill/example-http-host/test/documentFiles.js"
 import type { Programs } from "./waybill.js"
@@ -19,6 +19,11 @@ export interface ScenarioOptions {
    * as a framing header) and sends downloads chunked; every other framework keeps Waybill's.
    */
   readonly contentLength?: "kept" | "dropped"
+  /**
+   * Whether Waybill learns the client's address (so IP blocks apply). Next.js route handlers are
+   * not told the socket's address; every other framework passes it.
+   */
+  readonly clientAddress?: "known" | "unknown"
 }
 
 export const bookAndDownload = async (
@@ -74,4 +79,17 @@ export const bookAndDownload = async (
   const unknown = await fetch(`${url}/api/v1/no-such-route/`)
   expect(unknown.status).toBe(404)
   expect(await unknown.json()).toEqual({ data: null, error: { message: "Not found.", exception: null } })
+
+  // The framework handed Waybill the socket's address: blocking it refuses this client.
+  await programs.run(IpBlocks.block("127.0.0.1", 60_000, "framework test"))
+  try {
+    const blocked = await postJson(`${url}/api/v1/order/json/`, { data: { shipments: [shipment()] } }, auth)
+    if (options.clientAddress === "unknown") expect(blocked.status).toBe(200)
+    else {
+      expect(blocked.status).toBe(403)
+      expect(blocked.body).toEqual({ data: null, error: { message: "IP address is blocked", exception: null } })
+    }
+  } finally {
+    await programs.run(IpBlocks.unblock("127.0.0.1"))
+  }
 }
