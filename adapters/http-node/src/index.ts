@@ -2,7 +2,8 @@
  * @module @waybill/http-node
  *
  * Serves the Waybill handler from `node:http` / `node:https` servers and Express. Hono, Next.js,
- * Bun and Deno speak Fetch already and need none of this.
+ * Bun and Deno speak Fetch already and need none of this; Fastify has its own plugin
+ * (`@waybill/http-fastify`).
  *
  * Given Waybill's own handler (the `WaybillHandler` from `createHandler`, or its `handler`
  * function), the listener takes the raw path: it hands `handleRaw` a light request over the

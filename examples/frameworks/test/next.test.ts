@@ -11,16 +11,14 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
-import type { AddressInfo } from "node:net"
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { type AddressInfo, createServer } from "node:net"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { OPERATOR_TOKEN, waitFor } from "@waybill/example-http-host/test/harness.js"
 import { bookAndDownload } from "./scenario.js"
 import { type Programs, programsOver, tempDir } from "./waybill.js"
-import { rmSync } from "node:fs"
 
 const appDir = resolve(import.meta.dirname, "../../next-app")
 const nextBin = join(appDir, "node_modules/next/dist/bin/next")
