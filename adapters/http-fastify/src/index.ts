@@ -58,10 +58,10 @@ const waybillRequest = (request: FastifyRequest, origin: string | undefined): Wa
 /** A string body without a media type is text, as a Fetch `Response` (and `@waybill/http-node`) labels it. */
 const TEXT_PLAIN = "text/plain;charset=UTF-8"
 
-/** Copies the `Reply`'s fields onto Fastify's reply: `set-cookie` one line per value, other repeats joined. */
 /** The last resort when answering failed, as `@waybill/http-node` writes it. */
 const INTERNAL_ERROR = JSON.stringify({ data: null, error: { message: "Internal error.", exception: null } })
 
+/** Copies the `Reply`'s fields onto Fastify's reply: `set-cookie` one line per value, other repeats joined. */
 const setFields = (reply: FastifyReply, answer: Reply): void => {
   const fields = answer.headers
   for (const name of Object.keys(fields)) {
