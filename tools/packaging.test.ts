@@ -17,7 +17,7 @@ import { execFile } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join, relative, resolve } from "node:path"
+import { dirname, join, relative, resolve } from "node:path"
 import { promisify } from "node:util"
 import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/core"
 import { publint } from "publint"
@@ -141,6 +141,16 @@ const plainEnv = (): NodeJS.ProcessEnv =>
   Object.fromEntries(
     Object.entries(process.env).filter(([name]) => name !== "NODE_OPTIONS" && !name.startsWith("VITEST"))
   )
+
+/**
+ * node-gyp compiles against the running Node's own headers when they are installed beside it
+ * (`<prefix>/include/node`), instead of downloading them; an explicit setting wins.
+ */
+const nodeHeaders = (): Record<string, string> => {
+  const prefix = dirname(dirname(process.execPath))
+  const configured = Object.keys(process.env).some((name) => name.toLowerCase() === "npm_config_nodedir")
+  return configured || !existsSync(join(prefix, "include", "node", "node.h")) ? {} : { npm_config_nodedir: prefix }
+}
 
 /**
  * Packages for test files only: they import vitest, which loads only inside a vitest run and
@@ -421,7 +431,7 @@ describe("the published packages", () => {
       // npm's own cache is reused; better-sqlite3 compiles from source (its prebuilt download is blocked here).
       await exec("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], {
         cwd: project,
-        env: plainEnv(),
+        env: { ...plainEnv(), ...nodeHeaders() },
         maxBuffer: 64 * 1024 * 1024
       })
       writeFileSync(join(project, "book.mjs"), esmScript(entries()))
