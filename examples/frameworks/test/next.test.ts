@@ -6,7 +6,7 @@
  * The build is the slow part (tens of seconds here), so it is skipped when `.next/` already holds
  * a build of the same app sources: the app's own files are all Next bundles (Waybill is in
  * `serverExternalPackages`, loaded from node_modules at run time), so a change to Waybill needs
- * no rebuild. The server runs with the `tsx` loader because this repository's packages are
+ * no rebuild of the app (the packages' own `dist/` is rebuilt when stale). The server runs with the `tsx` loader because this repository's packages are
  * TypeScript sources; published packages are plain JavaScript.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
@@ -17,6 +17,7 @@ import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { OPERATOR_TOKEN, waitFor } from "@waybill/example-http-host/test/harness.js"
+import { ensureBuilt } from "../../../tools/workspace.js"
 import { bookAndDownload } from "./scenario.js"
 import { type Programs, programsOver, tempDir } from "./waybill.js"
 
@@ -68,6 +69,8 @@ let output = ""
 let url: string
 
 beforeAll(async () => {
+  // Next resolves Waybill's packages through their `import` condition, to `dist/`.
+  await ensureBuilt()
   await build()
   dir = tempDir()
   const dbFile = join(dir, "waybill.db")
