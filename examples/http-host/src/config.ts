@@ -375,3 +375,14 @@ export const describeOptions = (): ReadonlyArray<{
     fileKey: sources(spec).includes("file") ? name : undefined,
     spec
   }))
+
+/**
+ * The rows of the settings table in docs/operations.md (flag, variable, file key, default,
+ * meaning), which docs.test.ts checks the page against.
+ */
+export const configTableRows = (): ReadonlyArray<string> =>
+  describeOptions().map((row) => {
+    const code = (text: string | undefined) => (text === undefined ? "-" : `\`${text}\``)
+    const fallback = row.spec.default === undefined ? undefined : String(row.spec.default)
+    return `| ${code(row.flag)} | ${code(row.env)} | ${code(row.fileKey)} | ${code(fallback)} | ${row.spec.help} |`
+  })
