@@ -751,6 +751,12 @@ const main = async () => {
 }
 
 main().catch((e: unknown) => {
+  // A setting found bad only when used (say, the SMTP URL with a password of its own): exit 2.
+  if (e instanceof ConfigError) {
+    if (json) process.stdout.write(`${JSON.stringify({ error: e.message })}\n`)
+    else process.stderr.write(`error: ${e.message}\n`)
+    process.exit(2)
+  }
   const message = e instanceof UsageError ? `${e.message}\n\n${USAGE}` : describeError(e)
   if (json)
     process.stdout.write(`${JSON.stringify({ error: e instanceof UsageError ? e.message : describeError(e) })}\n`)
