@@ -14,7 +14,7 @@ import { join, resolve } from "node:path"
 import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
 import { BOOKING_BODY } from "../bench/scenarios.js"
-import { waitFor } from "./harness.js"
+import { startHost, waitFor } from "./harness.js"
 
 const hostDir = resolve(import.meta.dirname, "..")
 const dir = mkdtempSync(join(tmpdir(), "waybill-shutdown-"))
@@ -148,6 +148,25 @@ describe("waybill serve on SIGTERM", () => {
       expect(stored.map((r) => r.track_no).sort()).toEqual([...trackNos].sort())
     } finally {
       sqlite.close()
+    }
+  })
+
+  it("RunningHost.shutdown: draining at once (the readiness hook), one shutdown however often it is asked", async () => {
+    const t = await startHost()
+    try {
+      const account = await t.newAccount()
+      const booking = slowBooking(new URL(t.url), account.testKey)
+      await booking.accepted
+      expect(t.host.isDraining()).toBe(false)
+      const first = t.host.shutdown({ graceMs: 60_000 })
+      expect(t.host.isDraining()).toBe(true)
+      expect(t.host.shutdown({ graceMs: 0 })).toBe(first)
+      booking.finish()
+      expect((await booking.answer).status).toBe(200)
+      await first
+      expect(await refused(new URL(t.url))).toBe(true)
+    } finally {
+      rmSync(t.dir, { recursive: true, force: true })
     }
   })
 })
