@@ -127,7 +127,20 @@ export interface RunningHost {
   readonly server: Server
   readonly handler: WaybillHandler
   readonly database: OpenDatabase
+  /** Stops at once: open connections are cut, the dispatcher is interrupted (tests). */
   readonly close: () => Promise<void>
+  /**
+   * True from the moment {@link RunningHost.shutdown} begins: what a readiness probe answers
+   * from (not ready while draining).
+   */
+  readonly isDraining: () => boolean
+  /**
+   * Stops gracefully: turns {@link RunningHost.isDraining} true, stops accepting connections,
+   * lets requests in flight finish for up to `graceMs` (then cuts what is left), stops the
+   * webhook dispatcher (it releases its leases, so another host sends those deliveries at
+   * once), and closes the database. Calling it again returns the same promise.
+   */
+  readonly shutdown: (options: { readonly graceMs: number }) => Promise<void>
 }
 
 /** The services {@link waybillLayer} provides: what CLI programs and tests may require. */
@@ -176,17 +189,49 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     options.webhooks?.dispatch === false
       ? undefined
       : startDispatcher(database.engine, options.secretFile ?? `${options.dbFile}.secret`, options.webhooks)
+  let draining = false
+  let stopping: Promise<void> | undefined
+  const release = async () => {
+    await handler.dispose()
+    await database.close()
+  }
   return {
     url,
     server,
     handler,
     database,
+    isDraining: () => draining,
     close: async () => {
+      draining = true
       await dispatcher?.stop()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      await handler.dispose()
-      await database.close()
+      await release()
+    },
+    shutdown: ({ graceMs }) => {
+      stopping ??= (async () => {
+        draining = true
+        await Promise.all([drain(server, graceMs), dispatcher?.stop()])
+        await release()
+      })()
+      return stopping
     }
   }
 }
+
+/**
+ * Closes the listening socket (new connections are refused) and waits for the requests in
+ * flight, up to `graceMs`; whatever is still open then is cut. A kept-alive connection is closed
+ * as soon as it is idle, so a client between two requests cannot hold the server open.
+ */
+const drain = (server: Server, graceMs: number): Promise<void> =>
+  new Promise<void>((resolve) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 50)
+    const cut = setTimeout(() => server.closeAllConnections(), Math.max(0, graceMs))
+    server.close(() => {
+      clearInterval(idle)
+      clearTimeout(cut)
+      resolve()
+    })
+    server.closeIdleConnections()
+  })
