@@ -6,8 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { idempotencyStoreContract } from "@waybill/testkit"
-import { migrate } from "../src/index.js"
+import { Fixtures, idempotencyStoreContract } from "@waybill/testkit"
+import { migrate, StorageKysely } from "../src/index.js"
 import { makeConnection } from "../src/internal/connection.js"
 import { makeIdempotencyStore } from "../src/IdempotencyStoreKysely.js"
 import { recording, storageLayer, targets } from "./dialects.js"
@@ -45,6 +45,26 @@ for (const target of targets) {
         )
         expect(found.map((f) => Option.map(f, (r) => r.token))).toEqual([Option.some("t-1"), Option.some("t-1")])
         expect(queries[0]!.sql).toMatch(/on conflict .* do nothing/)
+      })
+    )
+
+    it.scoped("a taken tracking number inside an enclosing transaction leaves it usable (booking's retry)", () =>
+      Effect.gen(function* () {
+        const db = yield* target.open()
+        yield* migrate(db)
+        const { shipments, transactor } = yield* StorageKysely.make(db)
+        const taken = Fixtures.shipment()
+        yield* shipments.insert(taken)
+        const next = Fixtures.shipment()
+        const error = yield* transactor.withTransaction(
+          Effect.gen(function* () {
+            const e = yield* Effect.flip(shipments.insert({ ...next, trackNo: taken.trackNo }))
+            yield* shipments.insert(next)
+            return e
+          })
+        )
+        expect(error).toMatchObject({ _tag: "DuplicateKey", what: "track_no" })
+        expect(Option.isSome(yield* shipments.findByTrackNo(next.trackNo))).toBe(true)
       })
     )
   })
