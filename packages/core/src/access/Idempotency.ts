@@ -95,8 +95,6 @@ export const scopeOf = (principal: Principal): IdempotencyScope => ({
 class Discard extends Data.TaggedError("Discard")<{ readonly answer: StoredAnswer }> {}
 /** Inside the work's transaction: the claim is no longer ours, so nothing may commit. */
 class ClaimLost extends Data.TaggedError("ClaimLost") {}
-/** Inside the work's transaction: the work failed; its writes roll back, its answer is stored after. */
-class Failed<E> extends Data.TaggedError("Failed")<{ readonly error: E }> {}
 
 type Begun = { readonly _tag: "Claimed" } | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
 
@@ -122,10 +120,11 @@ const begin = (claim: IdempotencyClaim) =>
   })
 
 /**
- * Runs `work` at most once per key (see the module). `answerOf` turns the work's outcome into the
- * answer to store and send: for a success it runs inside the work's transaction (the answer
- * commits with the work); for a failure, after the work's writes were rolled back. Answers of 500
- * and above are not stored and roll the work back. A defect or interruption releases the claim.
+ * Runs `work` at most once per key (see the module), inside one transaction with the storing of
+ * its answer. `answerOf` turns the work's outcome (success or failure) into the answer to store
+ * and send. An answer below 500 commits with whatever the work wrote; one of 500 and above is
+ * not stored and rolls the work back, so a use case whose failures leave writes that must not
+ * persist must answer them with a 5xx. A defect or interruption rolls back and releases the claim.
  */
 export const run = <A, E, R, R2>(
   request: IdempotentRequest,
@@ -166,9 +165,11 @@ export const run = <A, E, R, R2>(
         ours ? Effect.succeed(answer) : Effect.fail(new ClaimLost())
       )
 
-    const inTransaction = work.pipe(
-      Effect.mapError((error) => new Failed({ error })),
-      Effect.flatMap((a) => answerOf(Exit.succeed(a))),
+    // The answer is made and stored in the work's transaction, whether the work succeeded or
+    // failed: a failure's side effects that must outlive it (an abuse miss counted by the
+    // cancel) commit as they would without a key. Only a 5xx answer rolls everything back.
+    const inTransaction = Effect.exit(work).pipe(
+      Effect.flatMap(answerOf),
       Effect.flatMap(
         (answer): Effect.Effect<StoredAnswer, Discard | ClaimLost | StorageError> =>
           answer.status >= 500 ? Effect.fail(new Discard({ answer })) : complete(answer)
@@ -177,11 +178,7 @@ export const run = <A, E, R, R2>(
     const answer = yield* tx.withTransaction(inTransaction).pipe(
       Effect.catchTags({
         Discard: (d: Discard) => Effect.as(release, d.answer),
-        ClaimLost: () => Effect.fail(new IdempotencyKeyInProgress()),
-        Failed: (f: Failed<E>) =>
-          Effect.flatMap(answerOf(Exit.fail(f.error)), (answer) =>
-            answer.status >= 500 ? Effect.as(release, answer) : complete(answer)
-          ).pipe(Effect.catchTag("ClaimLost", () => Effect.fail(new IdempotencyKeyInProgress())))
+        ClaimLost: () => Effect.fail(new IdempotencyKeyInProgress())
       }),
       // Storage failed, a defect, an interruption: nothing was stored, so free the key for a retry
       // (a no-op when the claim is no longer ours).
