@@ -3,7 +3,10 @@
  * progress, invalid keys, scopes, what is and is not stored, cancel, and the property that any
  * interleaving of duplicate requests books exactly once.
  */
+import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
+import { join, resolve } from "node:path"
+import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
@@ -227,4 +230,42 @@ describe("Idempotency-Key on GET /api/v1/order/cancel/json/", () => {
     const plain = await fetch(url, { headers: bearer(acct.liveKey) })
     expect(plain.status).toBe(409)
   })
+})
+
+describe("pnpm waybill idempotency purge", () => {
+  it("deletes expired records and keeps the others", async () => {
+    const now = Date.now()
+    const claim = (key: string, expiresAt: number) =>
+      t.run(
+        Effect.flatMap(IdempotencyStore, (store) =>
+          store.claim({
+            scope: { customerNo: acct.customerNo, mode: "test" },
+            key,
+            fingerprint: "0".repeat(64),
+            token: `token-${key}`,
+            createdAt: expiresAt - 86_400_000,
+            lockedUntil: expiresAt - 86_400_000 + 60_000,
+            expiresAt
+          })
+        )
+      )
+    const expired = freshKey()
+    const live = freshKey()
+    await claim(expired, now - 1_000)
+    await claim(live, now + 3_600_000)
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", "idempotency", "purge", "--db", join(t.dir, "waybill.db"), "--json"],
+      { cwd: resolve(import.meta.dirname, "..") }
+    )
+    expect(JSON.parse(stdout.trim().split("\n").at(-1)!).deleted).toBeGreaterThanOrEqual(1)
+    const left = (
+      await t.host.database.db
+        .selectFrom("waybill_idempotency_keys")
+        .select("idem_key")
+        .where("idem_key", "in", [expired, live])
+        .execute()
+    ).map((r) => r.idem_key)
+    expect(left).toEqual([live])
+  }, 60_000)
 })
