@@ -22,6 +22,7 @@
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -168,8 +169,12 @@ export const run = <A, E, R, R2>(
     // The answer is made and stored in the work's transaction, whether the work succeeded or
     // failed: a failure's side effects that must outlive it (an abuse miss counted by the
     // cancel) commit as they would without a key. Only a 5xx answer rolls everything back.
-    const inTransaction = Effect.exit(work).pipe(
-      Effect.flatMap(answerOf),
+    // Only the work's typed outcome is answered here; a defect or interruption goes on up (and
+    // rolls the transaction back).
+    const inTransaction = Effect.either(work).pipe(
+      Effect.flatMap((outcome) =>
+        answerOf(Either.isRight(outcome) ? Exit.succeed(outcome.right) : Exit.fail(outcome.left))
+      ),
       Effect.flatMap(
         (answer): Effect.Effect<StoredAnswer, Discard | ClaimLost | StorageError> =>
           answer.status >= 500 ? Effect.fail(new Discard({ answer })) : complete(answer)
