@@ -11,7 +11,10 @@ import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { Entropy, Idempotency, IdempotencyStore, IpBlocklist, type StoredAnswer } from "@waybill/core"
 import { Fixtures } from "@waybill/testkit"
-import { storageLayer, targets } from "./dialects.js"
+import { sql } from "kysely"
+import pg from "pg"
+import { migrate, postgresEngine, StorageKysely } from "../src/index.js"
+import { postgresUrl, storageLayer, targets } from "./dialects.js"
 
 const principal = { account: Fixtures.account({ customerNo: "1000001" }), key: Fixtures.apiKey({ mode: "live" }) }
 const scope = { customerNo: "1000001", mode: "live" } as const
@@ -133,6 +136,54 @@ for (const target of targets) {
         expect(later).toEqual({ answer: ok, replayed: false })
         expect(yield* blocked("stale-2")).toBe(true)
       }).pipe(Effect.provide(layer()))
+    )
+  })
+}
+
+/**
+ * Two hosts on one PostgreSQL database (two pools on one schema), racing with one key: exactly
+ * one runs the work; every other request is a replay of its answer or "in progress".
+ */
+for (const target of targets.filter((t) => t.dialect === "postgres")) {
+  describe(`Idempotency.run, two hosts racing: ${target.name}`, () => {
+    it.scoped("one key, many concurrent requests on two hosts: the work runs exactly once", () =>
+      Effect.gen(function* () {
+        const first = yield* target.open()
+        yield* migrate(first)
+        const { rows } = yield* Effect.promise(() =>
+          sql<{ schema: string }>`select current_schema() as schema`.execute(first.kysely)
+        )
+        const schema = rows[0]!.schema
+        const second = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            postgresEngine(new pg.Pool({ connectionString: postgresUrl, options: `-c search_path=${schema}`, max: 10 }))
+          ),
+          (engine) => Effect.promise(() => engine.close())
+        )
+        const hosts = [first, second].map((engine) => Layer.merge(StorageKysely.layer(engine), Entropy.webCrypto))
+        for (let round = 0; round < 5; round++) {
+          const key = `race-${round}`
+          const outcomes = yield* Effect.all(
+            Array.from({ length: 12 }, (_, i) =>
+              Idempotency.run(request(key), blockThen(`${key}-${i}`, ok), asAnswer).pipe(
+                Effect.either,
+                Effect.provide(hosts[i % 2]!)
+              )
+            ),
+            { concurrency: "unbounded" }
+          )
+          const ran = outcomes.filter((o) => o._tag === "Right" && !o.right.replayed)
+          expect(ran).toHaveLength(1)
+          for (const o of outcomes) {
+            if (o._tag === "Left") expect(o.left._tag).toBe("IdempotencyKeyInProgress")
+            else expect(o.right.answer).toEqual(ok)
+          }
+          const written = yield* Effect.promise(() =>
+            first.kysely.selectFrom("waybill_ip_blocks").select("ip_key").where("ip_key", "like", `${key}-%`).execute()
+          )
+          expect(written).toHaveLength(1)
+        }
+      })
     )
   })
 }
