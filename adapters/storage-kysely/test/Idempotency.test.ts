@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as fc from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
@@ -141,12 +142,13 @@ for (const target of targets) {
 }
 
 /**
- * Two hosts on one PostgreSQL database (two pools on one schema), racing with one key: exactly
- * one runs the work; every other request is a replay of its answer or "in progress".
+ * Two hosts on one PostgreSQL database (two pools on one schema), racing with one key, in any
+ * interleaving (property): exactly one request runs the work; every other one is a replay of its
+ * answer or "in progress".
  */
 for (const target of targets.filter((t) => t.dialect === "postgres")) {
   describe(`Idempotency.run, two hosts racing: ${target.name}`, () => {
-    it.scoped("one key, many concurrent requests on two hosts: the work runs exactly once", () =>
+    it.scoped("property: duplicates on two hosts, in any interleaving, run the work exactly once", () =>
       Effect.gen(function* () {
         const first = yield* target.open()
         yield* migrate(first)
@@ -161,28 +163,47 @@ for (const target of targets.filter((t) => t.dialect === "postgres")) {
           (engine) => Effect.promise(() => engine.close())
         )
         const hosts = [first, second].map((engine) => Layer.merge(StorageKysely.layer(engine), Entropy.webCrypto))
-        for (let round = 0; round < 5; round++) {
-          const key = `race-${round}`
-          const outcomes = yield* Effect.all(
-            Array.from({ length: 12 }, (_, i) =>
-              Idempotency.run(request(key), blockThen(`${key}-${i}`, ok), asAnswer).pipe(
-                Effect.either,
-                Effect.provide(hosts[i % 2]!)
-              )
-            ),
-            { concurrency: "unbounded" }
-          )
-          const ran = outcomes.filter((o) => o._tag === "Right" && !o.right.replayed)
-          expect(ran).toHaveLength(1)
-          for (const o of outcomes) {
-            if (o._tag === "Left") expect(o.left._tag).toBe("IdempotencyKeyInProgress")
-            else expect(o.right.answer).toEqual(ok)
-          }
-          const written = yield* Effect.promise(() =>
-            first.kysely.selectFrom("waybill_ip_blocks").select("ip_key").where("ip_key", "like", `${key}-%`).execute()
-          )
-          expect(written).toHaveLength(1)
-        }
+        let round = 0
+        const property = fc.asyncProperty(
+          // Per request: which host serves it, and how many scheduler turns it waits first.
+          fc.array(fc.record({ host: fc.integer({ min: 0, max: 1 }), turns: fc.integer({ min: 0, max: 5 }) }), {
+            minLength: 2,
+            maxLength: 12
+          }),
+          (plan) =>
+            Effect.runPromise(
+              Effect.gen(function* () {
+                const key = `race-${round++}`
+                const outcomes = yield* Effect.all(
+                  plan.map(({ host, turns }, i) =>
+                    Effect.zipRight(
+                      Effect.repeatN(Effect.yieldNow(), turns),
+                      Idempotency.run(request(key), blockThen(`${key}-${i}`, ok), asAnswer).pipe(
+                        Effect.either,
+                        Effect.provide(hosts[host]!)
+                      )
+                    )
+                  ),
+                  { concurrency: "unbounded" }
+                )
+                const ran = outcomes.filter((o) => o._tag === "Right" && !o.right.replayed)
+                expect(ran).toHaveLength(1)
+                for (const o of outcomes) {
+                  if (o._tag === "Left") expect(o.left._tag).toBe("IdempotencyKeyInProgress")
+                  else expect(o.right.answer).toEqual(ok)
+                }
+                const written = yield* Effect.promise(() =>
+                  first.kysely
+                    .selectFrom("waybill_ip_blocks")
+                    .select("ip_key")
+                    .where("ip_key", "like", `${key}-%`)
+                    .execute()
+                )
+                expect(written).toHaveLength(1)
+              })
+            )
+        )
+        yield* Effect.promise(() => fc.assert(property, { numRuns: 30 }))
       })
     )
   })

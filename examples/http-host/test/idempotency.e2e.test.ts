@@ -184,9 +184,20 @@ describe("Idempotency-Key on POST /api/v1/order/json/", () => {
           const key = freshKey()
           const reference = `PROP-${round++}`
           const body = bookingBody(reference)
+          // In process (the host's own handler, no sockets), so requests overlap as far as one
+          // SQLite process lets them; the race across hosts on PostgreSQL, where claims really
+          // collide, is the property in storage-kysely's Idempotency.test.ts.
           const send = async (turns: number) => {
             for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
-            return post(body, { ...bearer(acct.liveKey), "idempotency-key": key })
+            const reply = await t.host.handler.handleRaw(
+              new Request(endpoint, {
+                method: "POST",
+                headers: { "content-type": "application/json", ...bearer(acct.liveKey), "idempotency-key": key },
+                body
+              })
+            )
+            const headers = new Headers(reply.headers as Record<string, string>)
+            return { status: reply.status, headers, text: new TextDecoder().decode(reply.body as Uint8Array) }
           }
           const answers = await Promise.all(delays.map(send))
           // Each answer is the booking (first or replayed) or "in progress"; never a second booking.
