@@ -27,6 +27,7 @@ import { SAFETY_NET_PAGES, startCheckpointer } from "./checkpointer.js"
 import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
 import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from "./webhooks.js"
+import { type IdempotencyPurgeOptions, startIdempotencyPurger } from "./idempotency.js"
 
 export interface HostOptions {
   /** SQLite file (created if missing). */
@@ -120,6 +121,8 @@ export interface ServeOptions extends HostOptions {
   readonly webhooks?: WebhookHostOptions
   /** Account provisioning's e-mail: `.eml` files in `<dbFile>.mail` unless told otherwise. */
   readonly mail?: MailHostOptions
+  /** The periodic cleanup of expired `Idempotency-Key` records (hourly by default). */
+  readonly idempotency?: IdempotencyPurgeOptions
 }
 
 export interface RunningHost {
@@ -189,6 +192,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     options.webhooks?.dispatch === false
       ? undefined
       : startDispatcher(database.engine, options.secretFile ?? `${options.dbFile}.secret`, options.webhooks)
+  const purger = startIdempotencyPurger(database.engine, options.idempotency)
   let draining = false
   let stopping: Promise<void> | undefined
   const release = async () => {
@@ -203,6 +207,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     isDraining: () => draining,
     close: async () => {
       draining = true
+      await purger.stop()
       await dispatcher?.stop()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
@@ -211,7 +216,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     shutdown: ({ graceMs }) => {
       stopping ??= (async () => {
         draining = true
-        await Promise.all([drain(server, graceMs), dispatcher?.stop()])
+        await Promise.all([drain(server, graceMs), dispatcher?.stop(), purger.stop()])
         await release()
       })()
       return stopping
