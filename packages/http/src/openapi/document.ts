@@ -39,6 +39,22 @@ type AnySchema = Schema.Schema.AnyNoContext
 const REF = "#/components/schemas/"
 
 /**
+ * Drops the `$id`s effect/JSONSchema gives its built-in schemas (`unknown` is
+ * `{"$id": "/schemas/unknown"}`): in a document that holds several, one `$id` names several
+ * places, which JSON Schema forbids and validators refuse.
+ */
+const withoutBuiltinIds = (value: unknown): Json => {
+  if (Array.isArray(value)) return value.map(withoutBuiltinIds)
+  if (typeof value !== "object" || value === null) return value as Json
+  const out: Record<string, Json> = {}
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "$id" && typeof v === "string" && v.startsWith("/schemas/")) continue
+    out[k] = withoutBuiltinIds(v)
+  }
+  return out
+}
+
+/**
  * Collects named schemas while operations are described. Answers are described strictly (no
  * member the schema does not name), so the e2e tests catch a route that answers more than the
  * document says; inputs allow extra members, because the server ignores unused fields
@@ -50,33 +66,39 @@ class Components {
 
   /** The JSON Schema of an answer: a `$ref` when it is named, its named parts collected. */
   of(schema: AnySchema): Json {
-    return JSONSchema.fromAST(schema.ast, {
-      definitions: this.answers,
-      definitionPath: REF,
-      target: "openApi3.1",
-      additionalPropertiesStrategy: "strict"
-    }) as unknown as Json
+    return withoutBuiltinIds(
+      JSONSchema.fromAST(schema.ast, {
+        definitions: this.answers,
+        definitionPath: REF,
+        target: "openApi3.1",
+        additionalPropertiesStrategy: "strict"
+      })
+    )
   }
 
   /** The JSON Schema of a request body. */
   input(schema: AnySchema): Json {
-    return JSONSchema.fromAST(schema.ast, {
-      definitions: this.inputs,
-      definitionPath: REF,
-      target: "openApi3.1",
-      additionalPropertiesStrategy: "allow"
-    }) as unknown as Json
+    return withoutBuiltinIds(
+      JSONSchema.fromAST(schema.ast, {
+        definitions: this.inputs,
+        definitionPath: REF,
+        target: "openApi3.1",
+        additionalPropertiesStrategy: "allow"
+      })
+    )
   }
 
   /** The inline JSON Schema of a parameter struct (no top-level `$ref`). */
   inline(schema: AnySchema): { readonly properties: Record<string, Json>; readonly required: ReadonlyArray<string> } {
-    const s = JSONSchema.fromAST(schema.ast, {
-      definitions: this.inputs,
-      definitionPath: REF,
-      target: "openApi3.1",
-      topLevelReferenceStrategy: "skip",
-      additionalPropertiesStrategy: "allow"
-    }) as { properties?: Record<string, Json>; required?: ReadonlyArray<string> }
+    const s = withoutBuiltinIds(
+      JSONSchema.fromAST(schema.ast, {
+        definitions: this.inputs,
+        definitionPath: REF,
+        target: "openApi3.1",
+        topLevelReferenceStrategy: "skip",
+        additionalPropertiesStrategy: "allow"
+      })
+    ) as { properties?: Record<string, Json>; required?: ReadonlyArray<string> }
     return { properties: s.properties ?? {}, required: s.required ?? [] }
   }
 
@@ -88,7 +110,7 @@ class Components {
     )) {
       if (name in out && JSON.stringify(out[name]) !== JSON.stringify(schema))
         throw new Error(`openapi: the schema name ${name} is used for two shapes`)
-      out[name] = schema as unknown as Json
+      out[name] = withoutBuiltinIds(schema)
     }
     return out
   }
