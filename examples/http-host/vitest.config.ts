@@ -8,6 +8,8 @@ import { defineProject } from "vitest/config"
 export default defineProject({
   test: {
     name: "@waybill/example-http-host",
+    // Every /api/v1 answer a test receives through fetch is checked against the OpenAPI document.
+    setupFiles: ["./test/setup.ts"],
     testTimeout: 180_000,
     hookTimeout: 120_000
   }

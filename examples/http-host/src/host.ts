@@ -20,6 +20,7 @@ import { BlobFs } from "@waybill/blob-fs"
 import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
 import { RateLimitBuffered } from "@waybill/rate-limit-buffered"
+import { apiDocs } from "@waybill/api-docs"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
 import { migrate, sqliteEngine, type StorageEngine, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
@@ -149,6 +150,22 @@ export interface RunningHost {
 /** The services {@link waybillLayer} provides: what CLI programs and tests may require. */
 export type HostServices = Layer.Layer.Success<ReturnType<typeof waybillLayer>>
 
+/**
+ * The API's reference page (`GET /api/v1/docs/`, `@waybill/api-docs`) in front of the handler:
+ * requests for the page and its assets go to it, everything else to Waybill.
+ */
+const withApiDocs = (
+  waybill: (req: IncomingMessage, res: ServerResponse) => void
+): ((req: IncomingMessage, res: ServerResponse) => void) => {
+  const docs = apiDocs()
+  const page = toNodeListener(docs.fetch)
+  return (req, res) => {
+    const url = req.url ?? "/"
+    if (url.startsWith("/api/v1/docs") && docs.handles(url.split("?", 1)[0]!)) page(req, res)
+    else waybill(req, res)
+  }
+}
+
 /** Starts the HTTP server; resolves once it listens. */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const database = await openDatabase(options.dbFile, { backgroundCheckpoints: true })
@@ -187,7 +204,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     ...(options.allowInsecureHttp === true ? { allowInsecureHttp: true } : {}),
     ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate })
   })
-  wired.listener = toNodeListener(handler)
+  wired.listener = withApiDocs(toNodeListener(handler))
   const dispatcher: RunningDispatcher | undefined =
     options.webhooks?.dispatch === false
       ? undefined

@@ -1,6 +1,9 @@
 /**
  * Starts the real example host on a loopback port over a fresh SQLite file, with a customer
  * account, and gives tests a way to run core programs against the same database.
+ *
+ * Every `/api/v1` answer a test receives through `fetch` is checked against the OpenAPI document
+ * (`./apiSchema.ts`, installed for every test file of this project by `./setup.ts`).
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"

@@ -30,6 +30,7 @@ import { opsActionRoute, opsShowRoute } from "./routes/ops.js"
 import { opsKeyRoute, opsPaymentRoute } from "./routes/opsAccounts.js"
 import { opsDocumentRoute, opsOrderRoute } from "./routes/opsDocuments.js"
 import { opsEndpointRoute, opsEventRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
+import { openApiRoute } from "./routes/openapi.js"
 import { quoteRoute } from "./routes/quote.js"
 import type { Route, RouteContext } from "./routes/Route.js"
 import { trackRoute } from "./routes/track.js"
@@ -79,7 +80,8 @@ const EXACT: Readonly<Record<string, Route>> = {
   "/api/v1/order/docs/": documentsRoute,
   "/api/v1/order/docs/download/": downloadRoute,
   "/api/v1/utilities/quote/": quoteRoute,
-  "/api/v1/utilities/track/": trackRoute
+  "/api/v1/utilities/track/": trackRoute,
+  "/api/v1/openapi.json/": openApiRoute
 }
 
 const PATTERNS: ReadonlyArray<readonly [RegExp, Route]> = [

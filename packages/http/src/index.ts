@@ -20,3 +20,5 @@ export {
 export { RawHeaders, type Reply, type ReplyHeaders, toResponse, type WaybillRequest } from "./Raw.js"
 export { safeUrlForLog } from "./internal/redact.js"
 export * as OperatorViews from "./views/OperatorViews.js"
+export { type Json, openApiDocument, type OpenApiDocument } from "./openapi/document.js"
+export * as Wire from "./openapi/wire.js"

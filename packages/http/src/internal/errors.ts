@@ -22,6 +22,9 @@ export const Messages = {
   httpsRequired: "HTTPS is required."
 } as const
 
+/** A body over the route's size limit (413). */
+export const bodyTooLarge = (limit: number): string => `The body exceeds the limit of ${limit} bytes.`
+
 /** Missing and invalid API keys (interface 5, 7.4, 7.5). */
 export const credentialErrors = {
   MissingCredential: () =>

@@ -10,12 +10,15 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import type * as Schema from "effect/Schema"
 import { IpBlocks, Provisioning } from "@waybill/core"
 import { mediaType, readBody } from "../internal/body.js"
 import { Messages, storageErrors } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { Reply, WaybillRequest } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
+import * as Wire from "../openapi/wire.js"
+import { paramsOf } from "../internal/params.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
 class UnreadableForm extends Data.TaggedError("UnreadableForm") {}
@@ -36,45 +39,46 @@ const formOf = (request: WaybillRequest) =>
     return new URLSearchParams(text)
   })
 
-/** Client-facing wording of each refusal; none says whether an e-mail address exists. */
+/**
+ * Client-facing status and wording of each refusal; none says whether an e-mail address exists.
+ * The OpenAPI document lists the same table.
+ */
+export const Rejections: Readonly<
+  Record<Provisioning.ProvisioningRejected["reason"], { readonly status: number; readonly message: string }>
+> = {
+  "wrong-code": { status: 400, message: "The verification code is not valid." },
+  "code-expired": {
+    status: 400,
+    message: "The verification code has expired. Request a new one with pre-register-resend."
+  },
+  "code-attempts-exceeded": {
+    status: 429,
+    message: "Too many wrong verification codes. Request a new code with pre-register-resend."
+  },
+  "registration-locked": {
+    status: 403,
+    message: "Too many wrong verification codes for this registration. Register again."
+  },
+  "link-invalid": { status: 400, message: "The verification link is not valid, has expired or was already used." },
+  "not-verified": { status: 403, message: "The e-mail address is not verified yet." },
+  "resend-too-soon": {
+    status: 429,
+    message: "A verification e-mail was sent moments ago. Retry after Retry-After seconds."
+  },
+  "already-verified": { status: 409, message: "The e-mail address is already verified." },
+  "resend-limit": { status: 429, message: "Too many verification e-mails for this registration today." },
+  "validation-key-invalid": {
+    status: 401,
+    message: "The validation_key is not valid or has expired. Get a new one with pre-register-check."
+  },
+  "not-started": { status: 409, message: "The customer record does not exist yet. Call start first." },
+  "not-active": { status: 409, message: "The account is not active yet. Call step1 first." }
+}
+
 const rejection = (e: Provisioning.ProvisioningRejected): Reply => {
+  const { status, message } = Rejections[e.reason]
   const retry = e.retryAfterSeconds === undefined ? {} : { "retry-after": String(e.retryAfterSeconds) }
-  switch (e.reason) {
-    case "wrong-code":
-      return failure(400, "The verification code is not valid.", noStore)
-    case "code-expired":
-      return failure(400, "The verification code has expired. Request a new one with pre-register-resend.", noStore)
-    case "code-attempts-exceeded":
-      return failure(429, "Too many wrong verification codes. Request a new code with pre-register-resend.", {
-        ...noStore,
-        ...retry
-      })
-    case "registration-locked":
-      return failure(403, "Too many wrong verification codes for this registration. Register again.", noStore)
-    case "link-invalid":
-      return failure(400, "The verification link is not valid, has expired or was already used.", noStore)
-    case "not-verified":
-      return failure(403, "The e-mail address is not verified yet.", noStore)
-    case "resend-too-soon":
-      return failure(429, "A verification e-mail was sent moments ago. Retry after Retry-After seconds.", {
-        ...noStore,
-        ...retry
-      })
-    case "already-verified":
-      return failure(409, "The e-mail address is already verified.", noStore)
-    case "resend-limit":
-      return failure(429, "Too many verification e-mails for this registration today.", { ...noStore, ...retry })
-    case "validation-key-invalid":
-      return failure(
-        401,
-        "The validation_key is not valid or has expired. Get a new one with pre-register-check.",
-        noStore
-      )
-    case "not-started":
-      return failure(409, "The customer record does not exist yet. Call start first.", noStore)
-    case "not-active":
-      return failure(409, "The account is not active yet. Call step1 first.", noStore)
-  }
+  return failure(status, message, status === 429 ? { ...noStore, ...retry } : noStore)
 }
 
 /** What a per-address or per-domain limit refused; a resend registers nothing, so it says e-mails. */
@@ -83,10 +87,52 @@ const rateLimitMessage = {
   "verification-email": "Too many verification e-mails from this client address. Retry after Retry-After seconds."
 } as const
 
+/** This route's other answers' wording. */
+const M = {
+  notFound: "Not found.",
+  actionRepeated: "The action query parameter was given more than once.",
+  actionMissing: "The action query parameter is required.",
+  noRegistration: "No pending registration matches the idx given.",
+  alreadyRegistered: "This e-mail address already has an account.",
+  mailFailed: "The verification e-mail could not be sent. Retry pre-register-resend.",
+  busy: "The service is busy. Retry.",
+  formTooLarge: "The form is too large.",
+  bodyUnreadable: "The request body could not be read.",
+  unsupportedMediaType: "Send the fields as application/x-www-form-urlencoded.",
+  formNotUtf8: "The form is not valid UTF-8.",
+  notConfigured: "Account provisioning is not configured on this server."
+} as const
+
+/**
+ * This route's answers besides {@link Rejections}, as (status, message) pairs for the OpenAPI
+ * document; the wording of invalid fields (400) comes from core and is shown by example.
+ */
+export const AccountSetupMessages = {
+  notFound: M.notFound,
+  answers: [
+    [400, "Missing required field(s): idx, email_address."],
+    [400, "Field(s) given more than once: idx."],
+    [400, M.actionMissing],
+    [400, M.actionRepeated],
+    [400, M.noRegistration],
+    [400, M.bodyUnreadable],
+    [400, M.formNotUtf8],
+    [404, M.notFound],
+    [409, M.alreadyRegistered],
+    [413, M.formTooLarge],
+    [415, M.unsupportedMediaType],
+    [429, rateLimitMessage.registration],
+    [429, rateLimitMessage["verification-email"]],
+    [503, M.mailFailed],
+    [503, M.busy],
+    [503, M.notConfigured]
+  ] as ReadonlyArray<readonly [number, string]>
+} as const
+
 const errors = {
-  ProvisioningDisabled: () => Effect.succeed(failure(404, "Not found.")),
+  ProvisioningDisabled: () => Effect.succeed(failure(404, M.notFound)),
   ProvisioningInvalid: (e: { readonly message: string }) => Effect.succeed(failure(400, e.message, noStore)),
-  RegistrationNotFound: () => Effect.succeed(failure(400, "No pending registration matches the idx given.", noStore)),
+  RegistrationNotFound: () => Effect.succeed(failure(400, M.noRegistration, noStore)),
   ProvisioningRejected: (e: Provisioning.ProvisioningRejected) => Effect.succeed(rejection(e)),
   ProvisioningRateLimited: (e: Provisioning.ProvisioningRateLimited) =>
     Effect.succeed(
@@ -95,15 +141,15 @@ const errors = {
         "retry-after": String(e.retryAfterSeconds)
       })
     ),
-  AlreadyRegistered: () => Effect.succeed(failure(409, "This e-mail address already has an account.", noStore)),
+  AlreadyRegistered: () => Effect.succeed(failure(409, M.alreadyRegistered, noStore)),
   VerificationMailFailed: () =>
     Effect.succeed(
-      failure(503, "The verification e-mail could not be sent. Retry pre-register-resend.", {
+      failure(503, M.mailFailed, {
         ...noStore,
         "retry-after": "5"
       })
     ),
-  DuplicateKey: () => Effect.succeed(failure(503, "The service is busy. Retry.", { ...noStore, "retry-after": "1" })),
+  DuplicateKey: () => Effect.succeed(failure(503, M.busy, { ...noStore, "retry-after": "1" })),
   ...storageErrors
 } as const
 
@@ -119,7 +165,9 @@ const linkBase = (ctx: RouteContext) => {
     : Effect.succeed(`${base.replace(/\/+$/, "")}/api/v1/accountsetup/verify/`)
 }
 
-const ok = (data: Record<string, unknown>) => success({ result: "success", ...data }, 200, noStore)
+/** A success answer; `data` is typed by the action's wire schema, so the document cannot drift. */
+const ok = <A, I>(_schema: Schema.Schema<A, I>, data: Omit<A, "result">) =>
+  success({ result: "success", ...data }, 200, noStore)
 
 const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
   Effect.gen(function* () {
@@ -147,7 +195,7 @@ const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
           client: ctx.client,
           linkBase: yield* linkBase(ctx)
         })
-        return ok({
+        return ok(Wire.PreRegisterData, {
           message: "Check your e-mail for the verification code, or follow the link in it.",
           wait_idx: r.waitIdx,
           verify_expires: r.verifyExpires,
@@ -161,12 +209,12 @@ const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
           email: field("email_address"),
           code: Redacted.make(field("verify_code"))
         })
-        return ok({ message: "Email verified." })
+        return ok(Wire.MessageData, { message: "Email verified." })
       }
       case "pre-register-resend": {
         yield* need("idx")
         const r = yield* Provisioning.resend({ idx: field("idx"), linkBase: yield* linkBase(ctx), client: ctx.client })
-        return ok({
+        return ok(Wire.ResendData, {
           message: "A new verification e-mail was sent.",
           verify_expires: r.verifyExpires,
           is_validated: "N"
@@ -175,12 +223,12 @@ const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
       case "pre-register-check": {
         yield* need("idx", "email_address")
         const r = yield* Provisioning.check({ idx: field("idx"), email: field("email_address") })
-        return ok({ is_validated: "Y", validation_key: Redacted.value(r.validationKey) })
+        return ok(Wire.CheckData, { is_validated: "Y", validation_key: Redacted.value(r.validationKey) })
       }
       case "start": {
         yield* need("validation_key")
         const r = yield* Provisioning.start({ validationKey: field("validation_key") })
-        return ok({
+        return ok(Wire.StartData, {
           customer_no: r.customerNo,
           frequent_caller_id: r.frequentCallerId,
           has_firmographics: r.hasFirmographics ? "Y" : "N"
@@ -198,7 +246,7 @@ const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
           localZip: field("local_zip_postal"),
           localPhone: field("local_phone")
         })
-        return ok({
+        return ok(Wire.Step1Data, {
           message:
             r.keys._tag === "Some"
               ? "Account activated. Store the API keys now: they are shown only once."
@@ -218,18 +266,18 @@ const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
           billingState: field("billing_state"),
           billingZip: field("billing_zip_postal")
         })
-        return ok({ message: "Billing address updated." })
+        return ok(Wire.MessageData, { message: "Billing address updated." })
       }
       default: {
         if (action === `registered-with-${provider}-check`) {
           yield* need("validation_key")
           const r = yield* Provisioning.paymentCheck({ validationKey: field("validation_key") })
-          return ok({ provider, registered: r.registered ? "Y" : "N" })
+          return ok(Wire.PaymentCheckData, { provider, registered: r.registered ? "Y" : "N" })
         }
         return yield* new Provisioning.ProvisioningInvalid({
           message:
             action === ""
-              ? "The action query parameter is required."
+              ? M.actionMissing
               : "Unknown action. Use pre-register, pre-register-verify, pre-register-resend, pre-register-check, start, step1, step2 or " +
                 `registered-with-${provider}-check.`
         })
@@ -241,24 +289,23 @@ export const accountSetupRoute: Route = {
   methods: ["POST"],
   run: (ctx) =>
     Effect.gen(function* () {
-      if (!(yield* Provisioning.enabled)) return failure(404, "Not found.")
+      if (!(yield* Provisioning.enabled)) return failure(404, M.notFound)
       // Blocked addresses get the same answer here as on every other endpoint.
       yield* IpBlocks.check(ctx.client)
-      const actions = ctx.url.searchParams.getAll("action")
-      if (actions.length > 1) return failure(400, "The action query parameter was given more than once.", noStore)
+      const actions = paramsOf(Wire.AccountSetupParams, ctx.url)("action")
+      if (actions.length > 1) return failure(400, M.actionRepeated, noStore)
       const form = yield* formOf(ctx.request)
       return yield* perform(ctx, actions[0] ?? "", form)
     }).pipe(
       Effect.catchTags({
-        BodyTooLarge: () => Effect.succeed(failure(413, "The form is too large.", noStore)),
-        BodyUnreadable: () => Effect.succeed(failure(400, "The request body could not be read.", noStore)),
-        UnsupportedMediaType: () =>
-          Effect.succeed(failure(415, "Send the fields as application/x-www-form-urlencoded.", noStore)),
-        UnreadableForm: () => Effect.succeed(failure(400, "The form is not valid UTF-8.", noStore)),
+        BodyTooLarge: () => Effect.succeed(failure(413, M.formTooLarge, noStore)),
+        BodyUnreadable: () => Effect.succeed(failure(400, M.bodyUnreadable, noStore)),
+        UnsupportedMediaType: () => Effect.succeed(failure(415, M.unsupportedMediaType, noStore)),
+        UnreadableForm: () => Effect.succeed(failure(400, M.formNotUtf8, noStore)),
         IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked, noStore)),
         LinkBaseMissing: () =>
           Effect.logError("provisioning: the host has no baseUrl; refusing to build links from the Host header").pipe(
-            Effect.as(failure(503, "Account provisioning is not configured on this server.", noStore))
+            Effect.as(failure(503, M.notConfigured, noStore))
           ),
         ...errors
       })
@@ -305,9 +352,9 @@ export const verifyLinkRoute: Route = {
   }),
   run: (ctx) =>
     Effect.gen(function* () {
-      if (!(yield* Provisioning.enabled)) return failure(404, "Not found.")
+      if (!(yield* Provisioning.enabled)) return failure(404, M.notFound)
       if (ctx.request.method === "GET") {
-        const token = ctx.url.searchParams.get("token") ?? ""
+        const token = paramsOf(Wire.VerifyLinkParams, ctx.url)("token")[0] ?? ""
         if (token === "" || !(yield* Provisioning.linkIsValid(token))) return invalidPage()
         return page(
           200,
@@ -317,7 +364,7 @@ export const verifyLinkRoute: Route = {
         )
       }
       const form = yield* formOf(ctx.request)
-      const token = form.get("token") ?? ctx.url.searchParams.get("token") ?? ""
+      const token = form.get("token") ?? paramsOf(Wire.VerifyLinkParams, ctx.url)("token")[0] ?? ""
       if (token === "") return invalidPage()
       yield* Provisioning.followLink(token)
       return page(200, "Email verified.", "<p>Your e-mail address is verified. You can continue the registration.</p>")

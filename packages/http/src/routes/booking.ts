@@ -7,7 +7,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { BadRequest, Booking, Credentials, WaybillConfig } from "@waybill/core"
 import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
-import { admissionErrors, badRequestErrors, credentialErrors, Messages, storageErrors } from "../internal/errors.js"
+import {
+  admissionErrors,
+  badRequestErrors,
+  bodyTooLarge,
+  credentialErrors,
+  Messages,
+  storageErrors
+} from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
 import type { Reply, WaybillRequest } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
@@ -18,6 +25,15 @@ class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType")<{ re
 
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
+/** This route's own refusals (the OpenAPI document lists them). */
+export const BookingMessages = {
+  unsupportedMediaType: "Send the shipments as application/json, or as a urlencoded form field named data.",
+  notUtf8: "The body is not valid UTF-8.",
+  formDataMissing: "The form field data is missing.",
+  formDataRepeated: "The form field data was given more than once.",
+  bodyUnreadable: "The body could not be read."
+} as const
+
 /** Body of create shipments: JSON, or a urlencoded form whose field `data` holds the JSON. */
 const bookingBody = (request: WaybillRequest, limit: number) =>
   Effect.gen(function* () {
@@ -25,21 +41,20 @@ const bookingBody = (request: WaybillRequest, limit: number) =>
     const jsonBody = isJson(type)
     if (!jsonBody && type !== "application/x-www-form-urlencoded") {
       return yield* new UnsupportedMediaType({
-        message: "Send the shipments as application/json, or as a urlencoded form field named data."
+        message: BookingMessages.unsupportedMediaType
       })
     }
     const bytes = yield* readBody(request, limit)
     const text = yield* Effect.try({
       try: () => decoder.decode(bytes),
-      catch: () => new BadRequest({ message: "The body is not valid UTF-8." })
+      catch: () => new BadRequest({ message: BookingMessages.notUtf8 })
     })
     let source = text
     if (!jsonBody) {
       const values = new URLSearchParams(text).getAll("data")
       if (values.length !== 1) {
         return yield* new BadRequest({
-          message:
-            values.length === 0 ? "The form field data is missing." : "The form field data was given more than once."
+          message: values.length === 0 ? BookingMessages.formDataMissing : BookingMessages.formDataRepeated
         })
       }
       source = values[0]!
@@ -74,8 +89,8 @@ const answer = <R>(self: Effect.Effect<Reply, Failure, R>): Effect.Effect<Reply,
   Effect.catchTags(self, {
     IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked)),
     UnsupportedMediaType: (e) => Effect.succeed(failure(415, e.message)),
-    BodyTooLarge: (e) => Effect.succeed(failure(413, `The body exceeds the limit of ${e.limit} bytes.`)),
-    BodyUnreadable: () => Effect.succeed(failure(400, "The body could not be read.")),
+    BodyTooLarge: (e) => Effect.succeed(failure(413, bodyTooLarge(e.limit))),
+    BodyUnreadable: () => Effect.succeed(failure(400, BookingMessages.bodyUnreadable)),
     ValidationFailed: (e) => Effect.succeed(failure(400, e.problems.join("; "))),
     ...credentialErrors,
     ...admissionErrors,

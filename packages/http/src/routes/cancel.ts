@@ -11,6 +11,8 @@ import { type Reply, withHeaders } from "../Raw.js"
 import { keyed, queryOf } from "../internal/access.js"
 import { idempotent } from "../internal/idempotency.js"
 import type { Route, RouteContext } from "./Route.js"
+import { paramsOf } from "../internal/params.js"
+import { CancelParams } from "../openapi/wire.js"
 
 // A key in the URL is a secret in a URL: never let a cache keep the answer.
 const noStore = { "cache-control": "no-store" }
@@ -62,7 +64,7 @@ export const cancelRoute: Route = {
       Effect.gen(function* () {
         const { principal } = yield* admitted(ctx)
         const cancel = Effect.map(
-          Cancel.cancel({ client: ctx.client, principal, id: ctx.url.searchParams.getAll("id") }),
+          Cancel.cancel({ client: ctx.client, principal, id: paramsOf(CancelParams, ctx.url)("id") }),
           (payload) => success(payload, 200, noStore)
         )
         return yield* idempotent(ctx, principal, NO_BODY, cancel, answer)

@@ -14,18 +14,27 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { Credentials, Documents } from "@waybill/core"
 import { isJson, mediaType, readBody } from "../internal/body.js"
-import { Messages, admissionErrors, storageErrors } from "../internal/errors.js"
+import { Messages, admissionErrors, bodyTooLarge, storageErrors } from "../internal/errors.js"
 import { isHttps, publicBase } from "../internal/https.js"
 import { failure, success } from "../internal/respond.js"
 import { type WaybillRequest, withHeaders } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
+import { paramsOf } from "../internal/params.js"
+import { type DocumentsData, DocumentsParams, type OrderDocuments } from "../openapi/wire.js"
 import { keyed, queryOf } from "../internal/access.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
 class UnreadableForm extends Data.TaggedError("UnreadableForm") {}
 
 /** Form bodies hold at most a lookup of 4,096 characters and a key; this leaves ample room. */
-const FORM_LIMIT = 64 * 1024
+export const DOCUMENTS_FORM_LIMIT = 64 * 1024
+
+/** This route's own refusals (the OpenAPI document lists them). */
+export const DocumentsMessages = {
+  unsupportedMediaType: "Send the parameters as a urlencoded form or in the query string.",
+  formNotUtf8: "The form is not valid UTF-8.",
+  bodyUnreadable: "The body could not be read."
+} as const
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 const EMPTY = new URLSearchParams()
 
@@ -33,7 +42,7 @@ const formOf = (request: WaybillRequest) =>
   Effect.gen(function* () {
     if (request.method !== "POST") return EMPTY
     const type = mediaType(request)
-    const bytes = yield* readBody(request, FORM_LIMIT)
+    const bytes = yield* readBody(request, DOCUMENTS_FORM_LIMIT)
     if (bytes.length === 0 && type === "") return EMPTY
     if (isJson(type) || type !== "application/x-www-form-urlencoded") return yield* new UnsupportedMediaType()
     const text = yield* Effect.try({ try: () => utf8.decode(bytes), catch: () => new UnreadableForm() })
@@ -41,7 +50,7 @@ const formOf = (request: WaybillRequest) =>
   })
 
 /** The wire shape of one order (interface 2.4). */
-const orderJson = (base: string, o: Documents.OrderDocuments) => ({
+const orderJson = (base: string, o: Documents.OrderDocuments): typeof OrderDocuments.Type => ({
   control_no: o.order.trackNo,
   reference: o.order.reference,
   requested_by: o.order.requestedBy,
@@ -65,8 +74,8 @@ export const documentsRoute: Route = {
         read: () => formOf(ctx.request),
         candidates: (form) => Credentials.documentsPlaces((name) => form.getAll(name), queryOf(ctx))
       })
-      const query = ctx.url.searchParams
-      const both = (name: string) => [...form.getAll(name), ...query.getAll(name)]
+      const query = paramsOf(DocumentsParams, ctx.url)
+      const both = (name: keyof typeof DocumentsParams.fields) => [...form.getAll(name), ...query(name)]
       const result = yield* Documents.lookup({
         client: ctx.client,
         principal,
@@ -78,7 +87,8 @@ export const documentsRoute: Route = {
         }
       })
       const base = publicBase(ctx)
-      return success({ orders: result.orders.map((o) => orderJson(base, o)) }, 200, noStore)
+      const data: typeof DocumentsData.Type = { orders: result.orders.map((o) => orderJson(base, o)) }
+      return success(data, 200, noStore)
     }).pipe(
       Effect.catchTags({
         IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked, noStore)),
@@ -91,11 +101,10 @@ export const documentsRoute: Route = {
               ? failure(400, Messages.duplicateKey, noStore)
               : failure(200, Messages.accessDenied, noStore)
           ),
-        UnsupportedMediaType: () =>
-          Effect.succeed(failure(400, "Send the parameters as a urlencoded form or in the query string.", noStore)),
-        UnreadableForm: () => Effect.succeed(failure(400, "The form is not valid UTF-8.", noStore)),
-        BodyTooLarge: (e) => Effect.succeed(failure(413, `The body exceeds the limit of ${e.limit} bytes.`, noStore)),
-        BodyUnreadable: () => Effect.succeed(failure(400, "The body could not be read.", noStore)),
+        UnsupportedMediaType: () => Effect.succeed(failure(400, DocumentsMessages.unsupportedMediaType, noStore)),
+        UnreadableForm: () => Effect.succeed(failure(400, DocumentsMessages.formNotUtf8, noStore)),
+        BodyTooLarge: (e) => Effect.succeed(failure(413, bodyTooLarge(e.limit), noStore)),
+        BodyUnreadable: () => Effect.succeed(failure(400, DocumentsMessages.bodyUnreadable, noStore)),
         ...admissionErrors,
         ...storageErrors
       }),

@@ -1,0 +1,4 @@
+/** Runs before every test file of this project (vitest `setupFiles`). */
+import { installApiSchemaCheck } from "./apiSchema.js"
+
+installApiSchemaCheck()
