@@ -11,7 +11,7 @@
  */
 import * as JSONSchema from "effect/JSONSchema"
 import type * as Schema from "effect/Schema"
-import { Config, JsonInput } from "@waybill/core"
+import { Config, Idempotency, JsonInput } from "@waybill/core"
 import { bodyTooLarge, Messages } from "../internal/errors.js"
 import { AccountSetupMessages, Rejections } from "../routes/accountsetup.js"
 import { BookingMessages } from "../routes/booking.js"
@@ -246,6 +246,27 @@ const examples = {
   tooManyOrders: "More than 100 orders match; narrow the lookup."
 } as const
 
+/** `Idempotency-Key` (docs/api/idempotency.md): on the operations whose repeat would change something. */
+const idempotencyKey: Json = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "1-255 printable ASCII characters. Within 24 hours, the same key with the same request answers the " +
+    "first answer again (Idempotent-Replayed: true) and does nothing; scope: the key's account and mode.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" }
+}
+
+/** The refusals an `Idempotency-Key` adds: in progress (409), used with another request (422). */
+const idempotencyErrors = (c: Components) => ({
+  422: errors(c, "The Idempotency-Key was used with a different request.", [Idempotency.IdempotencyKeyMismatch.text])
+})
+
+const replayed = (answer: Answer): Answer => ({
+  ...answer,
+  headers: { ...(answer.headers ?? {}), "Idempotent-Replayed": headerRef("Idempotent-Replayed") }
+})
+
 const bearer: Json = { bearerAuth: [] }
 const queryKey: Json = { queryKey: [] }
 
@@ -268,6 +289,7 @@ const paths = (c: Components): Record<string, Json> => {
           "data.key. One invalid shipment is a 400; with several, each invalid one carries its own errors and " +
           "the valid ones are booked.",
         security: [bearer, {}],
+        parameters: [idempotencyKey],
         requestBody: {
           required: true,
           content: {
@@ -276,7 +298,7 @@ const paths = (c: Components): Record<string, Json> => {
           }
         },
         responses: responses({
-          200: ok(c, "The shipments' results.", "CreateShipmentsData", Wire.CreateShipmentsData),
+          200: replayed(ok(c, "The shipments' results.", "CreateShipmentsData", Wire.CreateShipmentsData)),
           400: errors(c, "A body or a single shipment that cannot be used.", [
             examples.validation,
             examples.invalidJson,
@@ -287,9 +309,14 @@ const paths = (c: Components): Record<string, Json> => {
             BookingMessages.formDataMissing,
             BookingMessages.formDataRepeated,
             BookingMessages.bodyUnreadable,
-            Messages.duplicateKey
+            Messages.duplicateKey,
+            Idempotency.invalidKeyMessage
           ]),
           ...keyed,
+          409: errors(c, "A request with the same Idempotency-Key is still running; nothing was done.", [
+            Idempotency.IdempotencyKeyInProgress.text
+          ]),
+          ...idempotencyErrors(c),
           413: errors(c, "The body is larger than the configured limit.", [
             bodyTooLarge(Config.defaults.booking.maxBodyBytes)
           ]),
@@ -384,15 +411,20 @@ const paths = (c: Components): Record<string, Json> => {
           "Cancels a shipment no driver has been assigned to yet (interface 4.4). Errors use the six messages " +
           "of interface 7.4.",
         security: [queryKey, bearer],
-        parameters: queryParameters(c, Wire.CancelParams),
+        parameters: [...queryParameters(c, Wire.CancelParams), idempotencyKey],
         responses: responses({
-          200: ok(c, "Canceled.", "CancelData", Wire.CancelData),
-          400: errors(c, "A missing or malformed tracking number.", [Messages.invalidTrackingNumber]),
-          ...keyed,
-          409: errors(c, "Already canceled, or past the point of cancelling.", [
-            Messages.alreadyCanceled,
-            Messages.notCancelable
+          200: replayed(ok(c, "Canceled.", "CancelData", Wire.CancelData)),
+          400: errors(c, "A missing or malformed tracking number, or an unusable Idempotency-Key.", [
+            Messages.invalidTrackingNumber,
+            Idempotency.invalidKeyMessage
           ]),
+          ...keyed,
+          409: errors(
+            c,
+            "Already canceled, past the point of cancelling, or a request with the same Idempotency-Key still running.",
+            [Messages.alreadyCanceled, Messages.notCancelable, Idempotency.IdempotencyKeyInProgress.text]
+          ),
+          ...idempotencyErrors(c),
           502: errors(c, "The cancel provider refused or failed (provider mode).", [Messages.notCancelable])
         })
       }
@@ -539,7 +571,11 @@ const headers: Json = {
     description: 'Where the caller stands, e.g. "key";r=599;t=42 (draft-ietf-httpapi-ratelimit-headers).',
     schema: { type: "string" }
   },
-  "RateLimit-Policy": { description: 'The policy, e.g. "key";q=600;w=60.', schema: { type: "string" } }
+  "RateLimit-Policy": { description: 'The policy, e.g. "key";q=600;w=60.', schema: { type: "string" } },
+  "Idempotent-Replayed": {
+    description: "true on an answer replayed for a repeated Idempotency-Key (nothing was done again).",
+    schema: { type: "string", enum: ["true"] }
+  }
 }
 
 /**
