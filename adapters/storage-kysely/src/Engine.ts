@@ -85,6 +85,11 @@ export interface StorageEngine {
   ) => Effect.Effect<A, E | StorageError, R>
   /** An exclusive connection for Kysely's driver; no Waybill transaction is open on it. */
   readonly reserve: () => Promise<Reserved>
+  /**
+   * Whether the database answers and has every migration of this library version applied, for
+   * a readiness probe. Never rejects (an unreachable database is `reachable: false`).
+   */
+  readonly health: () => Promise<{ readonly reachable: boolean; readonly migrated: boolean }>
   /** Closes the engine and the handle or pool it was given. */
   readonly close: () => Promise<void>
 }
