@@ -3,8 +3,8 @@
  * @module cli
  *
  * The operator CLI of the example host, run as `pnpm waybill <command>` from the repository
- * root. Every command takes `--db FILE` (default `.waybill/waybill.db`) and `--json` for
- * machine-readable output.
+ * root. Every command takes `--db FILE` (default `.waybill/waybill.db`) or `--database-url URL`
+ * (PostgreSQL), and `--json` for machine-readable output.
  */
 import { mkdirSync, readFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
@@ -16,7 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as Option from "effect/Option"
 import { Abuse, Accounts, ClientIp, Documents, IpBlocks, Operations, Provisioning, Webhooks } from "@waybill/core"
 import { OperatorViews } from "@waybill/http"
-import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
+import { describeUrl, type HostServices, openHostDatabase, serve, waybillLayer } from "./host.js"
 import { sampleShipment } from "./sample.js"
 import { allowList, type WebhookHostOptions } from "./webhooks.js"
 
@@ -27,7 +27,7 @@ Commands:
         [--tls-cert FILE --tls-key FILE] [--allow-insecure-http]
         [--mail-dir DIR | --smtp-url URL] [--mail-from ADDRESS]
         [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks]
-                                  serve /api/v1 on the SQLite file; a fresh database gets a demo account.
+                                  serve /api/v1 and /ops/v1 from the database; a fresh one gets a demo account.
                                   HTTPS with the PEM files; the documents endpoint refuses plain HTTP
                                   unless --allow-insecure-http (development only) or a trusted proxy
                                   says X-Forwarded-Proto: https
@@ -76,9 +76,14 @@ Commands:
 Options for every command:
   --db FILE           SQLite database (default .waybill/waybill.db in the directory pnpm was
                       started from, created if missing)
-  --blob-dir DIR      document files (default <db>.blobs)
+  --database-url URL  PostgreSQL instead (postgres://USER[:PASSWORD]@HOST:PORT/DB; env
+                      WAYBILL_DATABASE_URL); migrated at start; needs --secret-file
+  --pool-size N       PostgreSQL connections (default 10; env WAYBILL_POOL_SIZE)
+  --blob-dir DIR      document files (default <db>.blobs; in the database on PostgreSQL)
   --json              machine-readable output
-  --secret-file FILE  master secret file (default <db>.secret, created if missing, mode 0600)
+  --secret-file FILE  master secret file (default <db>.secret on SQLite; env
+                      WAYBILL_MASTER_SECRET_FILE; created if missing, mode 0600). Every host of
+                      one database must use the same one: a host with another refuses to start
 `
 
 class UsageError extends Error {}
@@ -91,6 +96,8 @@ const { values, positionals } = (() => {
       allowPositionals: true,
       options: {
         db: { type: "string" },
+        "database-url": { type: "string" },
+        "pool-size": { type: "string" },
         json: { type: "boolean", default: false },
         "secret-file": { type: "string" },
         port: { type: "string" },
@@ -139,13 +146,29 @@ const { values, positionals } = (() => {
 
 const json = values.json === true
 const dbFile = resolve(base, values.db ?? ".waybill/waybill.db")
-const secretFile = values["secret-file"] === undefined ? undefined : resolve(base, values["secret-file"])
+const secretFileValue = values["secret-file"] ?? process.env["WAYBILL_MASTER_SECRET_FILE"]
+const secretFile = secretFileValue === undefined ? undefined : resolve(base, secretFileValue)
 const blobDir = values["blob-dir"] === undefined ? undefined : resolve(base, values["blob-dir"])
+const databaseUrlValue = values["database-url"] ?? process.env["WAYBILL_DATABASE_URL"]
+const databaseUrl = databaseUrlValue === undefined ? undefined : Redacted.make(databaseUrlValue)
+const poolSize = (() => {
+  const given = values["pool-size"] ?? process.env["WAYBILL_POOL_SIZE"]
+  if (given === undefined) return undefined
+  if (!/^[1-9]\d{0,3}$/.test(given)) {
+    process.stderr.write(`--pool-size must be a whole number from 1 to 9999\n\n${USAGE}`)
+    process.exit(2)
+  }
+  return Number(given)
+})()
 const hostOptions = {
   dbFile,
+  ...(databaseUrl === undefined ? {} : { databaseUrl }),
+  ...(poolSize === undefined ? {} : { poolSize }),
   ...(secretFile === undefined ? {} : { secretFile }),
   ...(blobDir === undefined ? {} : { blobDir })
 }
+/** The database as messages name it (a URL's password masked). */
+const databaseName = databaseUrl === undefined ? dbFile : describeUrl(databaseUrl)
 
 const out = (human: string, machine: unknown) => {
   process.stdout.write(json ? `${JSON.stringify(machine)}\n` : `${human}\n`)
@@ -164,7 +187,7 @@ const keyMode = (value: string | undefined): "live" | "test" => {
 /** Runs a core program against the database, then closes it. */
 const withCore = async <A, E>(program: Effect.Effect<A, E, HostServices>): Promise<A> => {
   mkdirSync(dirname(dbFile), { recursive: true })
-  const database = await openDatabase(dbFile)
+  const database = await openHostDatabase(hostOptions)
   try {
     const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(waybillLayer(database.engine, hostOptions))))
     if (Exit.isSuccess(exit)) return exit.value
@@ -241,9 +264,9 @@ const commands: Record<string, () => Promise<void>> = {
         createAccount("Demo customer").pipe(Effect.provide(waybillLayer(host.database.engine, hostOptions)))
       )
     }
-    if (json) out("", { url: host.url, db: dbFile, demo_account: demo ?? null })
+    if (json) out("", { url: host.url, db: databaseName, demo_account: demo ?? null })
     else {
-      process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${dbFile}\n`)
+      process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${databaseName}\n`)
       if (demo !== undefined) {
         process.stdout.write(
           `\nThis database was new, so a demo account was created. Its keys are shown once:\n` +
