@@ -14,7 +14,7 @@ import { promisify } from "node:util"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pdf } from "./documentFiles.js"
-import { bookOne, waitFor } from "./harness.js"
+import { bookOne, ops, OPERATOR_TOKEN, waitFor } from "./harness.js"
 
 const serverUrl = process.env["WAYBILL_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const ci = !["", "0", "false", undefined].includes(process.env["CI"])
@@ -99,6 +99,8 @@ suite(title, () => {
         "--db",
         join(dir, "local.db"),
         "--allow-insecure-http",
+        "--operator-token",
+        OPERATOR_TOKEN,
         "--no-webhooks",
         "--json"
       ],
@@ -143,7 +145,7 @@ suite(title, () => {
     expect(applied).toBeGreaterThan(0)
   })
 
-  it("books, adds a document with the CLI, downloads it, and cancels", async () => {
+  it("books, adds a document with the CLI, downloads it, cancels, and shows it under /ops/v1", async () => {
     const key = started.demo_account.test_key
     const trackNo = await bookOne(started.url, key)
 
@@ -190,6 +192,10 @@ suite(title, () => {
     expect(canceled.error).toBeNull()
     const shown = await waybill("shipment", "show", trackNo, "--database-url", url, "--secret-file", secret)
     expect(shown.out.state).toBe("canceled")
+    // The operator API runs on the same database.
+    const viaOps = await ops(started.url, `shipments/${trackNo}/`)
+    expect(viaOps.status).toBe(200)
+    expect(viaOps.body.data.state).toBe("canceled")
   })
 
   it("a host with another master secret refuses to start, and says why", async () => {
