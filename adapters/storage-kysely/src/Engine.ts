@@ -50,7 +50,11 @@ export type Run = <E>(
 /** A connection reserved for Kysely's own driver (migrations, a host's queries). */
 export interface Reserved {
   readonly run: (sql: string, parameters: ReadonlyArray<unknown>) => Promise<Result>
-  readonly release: () => void
+  /**
+   * Gives the connection back. `broken`: it may be unusable (say, a `ROLLBACK` failed), so a pool
+   * discards it instead of handing it out again.
+   */
+  readonly release: (broken?: boolean) => void
 }
 
 /** Options every engine takes. */

@@ -165,7 +165,7 @@ export const postgresEngine = (pool: PgPool, options: PostgresEngineOptions = {}
       const held = await checkout()
       return {
         run: (sql, parameters) => send(held.client, sql, parameters),
-        release: () => held.release()
+        release: (broken) => held.release(broken === true ? true : undefined)
       }
     },
     health: () => health(engine),

@@ -168,7 +168,10 @@ const openSqlite = async (file: string, options: OpenOptions): Promise<OpenDatab
 const enginePool = (engine: StorageEngine): BlobPg.PgPool => ({
   connect: async () => {
     const reserved = await engine.reserve()
-    return { query: (sql, parameters) => reserved.run(sql, parameters), release: () => reserved.release() }
+    return {
+      query: (sql, parameters) => reserved.run(sql, parameters),
+      release: (error) => reserved.release(error !== undefined && error !== false)
+    }
   },
   query: async (sql, parameters) => {
     const reserved = await engine.reserve()
