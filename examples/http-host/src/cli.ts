@@ -3,8 +3,8 @@
  * @module cli
  *
  * The operator CLI of the example host, run as `pnpm waybill <command>` from the repository
- * root. Every command takes `--db FILE` (default `.waybill/waybill.db`) and `--json` for
- * machine-readable output.
+ * root. Every command takes `--db FILE` (default `.waybill/waybill.db`) or `--database-url URL`
+ * (PostgreSQL), and `--json` for machine-readable output.
  */
 import { mkdirSync, readFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
@@ -26,7 +26,7 @@ import {
   Webhooks
 } from "@waybill/core"
 import { OperatorViews } from "@waybill/http"
-import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
+import { describeUrl, type HostServices, openHostDatabase, serve, waybillLayer } from "./host.js"
 import { sampleShipment } from "./sample.js"
 import { ConfigError, flagOptions, loadSettings, smtpUrl, waybillConfig } from "./config.js"
 import { allowList, type WebhookHostOptions } from "./webhooks.js"
@@ -39,7 +39,7 @@ Commands:
         [--mail-dir DIR | --smtp-url URL [--smtp-password-file FILE]] [--mail-from ADDRESS]
         [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks]
         [--shutdown-grace 25] [--limits JSON] [--ticket-ttl-minutes 15]
-                                  serve /api/v1 on the SQLite file; a fresh database gets a demo account.
+                                  serve /api/v1 and /ops/v1 from the database; a fresh one gets a demo account.
                                   HTTPS with the PEM files; the documents endpoint refuses plain HTTP
                                   unless --allow-insecure-http (development only) or a trusted proxy
                                   says X-Forwarded-Proto: https. SIGTERM drains: requests in flight
@@ -93,9 +93,14 @@ Commands:
 Options for every command:
   --db FILE           SQLite database (default .waybill/waybill.db in the directory pnpm was
                       started from, created if missing)
-  --blob-dir DIR      document files (default <db>.blobs)
+  --database-url URL  PostgreSQL instead (postgres://USER[:PASSWORD]@HOST:PORT/DB; env
+                      WAYBILL_DATABASE_URL); migrated at start; needs --secret-file
+  --pool-size N       PostgreSQL connections (default 10; env WAYBILL_POOL_SIZE)
+  --blob-dir DIR      document files (default <db>.blobs; in the database on PostgreSQL)
   --json              machine-readable output
-  --secret-file FILE  master secret file (default <db>.secret, created if missing, mode 0600)
+  --secret-file FILE  master secret file (default <db>.secret on SQLite; env
+                      WAYBILL_MASTER_SECRET_FILE; created if missing, mode 0600). Every host of
+                      one database must use the same one: a host with another refuses to start
   --config FILE       JSON settings file; keys are the option names ("port", "db", "limits", ...)
 
 Every option is also read from WAYBILL_<NAME> (--base-url: WAYBILL_BASE_URL) and from the
@@ -161,9 +166,13 @@ const blobDir = settings["blob-dir"]
 const hostOptions = {
   dbFile,
   config: waybillConfig(settings),
+  ...(settings["database-url"] === undefined ? {} : { databaseUrl: settings["database-url"] }),
+  ...(settings["pool-size"] === undefined ? {} : { poolSize: settings["pool-size"] }),
   ...(secretFile === undefined ? {} : { secretFile }),
   ...(blobDir === undefined ? {} : { blobDir })
 }
+/** The database as messages name it (a URL's password masked). */
+const databaseName = settings["database-url"] === undefined ? dbFile : describeUrl(settings["database-url"])
 
 const out = (human: string, machine: unknown) => {
   process.stdout.write(json ? `${JSON.stringify(machine)}\n` : `${human}\n`)
@@ -182,7 +191,7 @@ const keyMode = (value: string | undefined): "live" | "test" => {
 /** Runs a core program against the database, then closes it. */
 const withCore = async <A, E>(program: Effect.Effect<A, E, HostServices>): Promise<A> => {
   mkdirSync(dirname(dbFile), { recursive: true })
-  const database = await openDatabase(dbFile)
+  const database = await openHostDatabase(hostOptions)
   try {
     const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(waybillLayer(database.engine, hostOptions))))
     if (Exit.isSuccess(exit)) return exit.value
@@ -257,9 +266,9 @@ const commands: Record<string, () => Promise<void>> = {
         createAccount("Demo customer").pipe(Effect.provide(waybillLayer(host.database.engine, hostOptions)))
       )
     }
-    if (json) out("", { url: host.url, db: dbFile, demo_account: demo ?? null })
+    if (json) out("", { url: host.url, db: databaseName, demo_account: demo ?? null })
     else {
-      process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${dbFile}\n`)
+      process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${databaseName}\n`)
       if (demo !== undefined) {
         process.stdout.write(
           `\nThis database was new, so a demo account was created. Its keys are shown once:\n` +

@@ -52,7 +52,15 @@ export const OPTIONS = {
   config: { kind: "path", help: "JSON file of settings (keys are the flag names)", from: ["flag", "env"] },
   db: { kind: "path", help: "SQLite database file (created if missing)", default: ".waybill/waybill.db" },
   "blob-dir": { kind: "path", help: "document files (default `<db>.blobs`)" },
-  "secret-file": { kind: "path", help: "master secret file (default `<db>.secret`, created, mode 0600)" },
+  "database-url": {
+    kind: "secret",
+    help: "PostgreSQL instead of the SQLite file (`postgres://USER@HOST:PORT/DB`); needs `secret-file`"
+  },
+  "pool-size": { kind: "integer", help: "PostgreSQL connections per host (default 10)" },
+  "secret-file": {
+    kind: "path",
+    help: "master secret file (default `<db>.secret` on SQLite, created, mode 0600); the same on every host"
+  },
   port: { kind: "integer", help: "port to listen on (0: any free port)", default: 8080 },
   host: { kind: "string", help: "address to listen on", default: "127.0.0.1" },
   "base-url": { kind: "string", help: "public URL of the server, for links in answers and e-mails" },
@@ -126,7 +134,11 @@ export class ConfigError extends Error {
 const sources = (spec: OptionSpec) => spec.from ?? (["flag", "env", "file"] as const)
 
 /** The environment variable of an option: `--base-url` -> `WAYBILL_BASE_URL`. */
-export const envName = (name: string): string => `WAYBILL_${name.toUpperCase().replace(/-/g, "_")}`
+/** Variables not named after their flag (the master secret's is shared with other tools of a fleet). */
+const ENV_NAMES: Readonly<Record<string, string>> = { "secret-file": "WAYBILL_MASTER_SECRET_FILE" }
+
+export const envName = (name: string): string =>
+  ENV_NAMES[name] ?? `WAYBILL_${name.toUpperCase().replace(/-/g, "_")}`
 
 /** The `node:util` `parseArgs` options of every option that may be given as a flag. */
 export const flagOptions = (): Record<string, { readonly type: "string" | "boolean" }> =>
