@@ -17,6 +17,11 @@ import { type StorageEngine, StorageKysely } from "@waybill/storage-kysely"
 export interface IdempotencyPurgeOptions {
   /** Pause between rounds, ms (default one hour). */
   readonly everyMs?: number
+  /**
+   * `false`: no cleanup in this process (another host, or a scheduled
+   * `pnpm waybill idempotency purge`, does it). Default `true`.
+   */
+  readonly enabled?: boolean
 }
 
 /** A running cleanup. */
@@ -28,6 +33,7 @@ const HOUR = 60 * 60 * 1000
 
 /** Forks the periodic cleanup over `engine`; `stop` interrupts it wherever it is. */
 export const startIdempotencyPurger = (engine: StorageEngine, options: IdempotencyPurgeOptions = {}): RunningPurger => {
+  if (options.enabled === false) return { stop: () => Promise.resolve() }
   const round = Idempotency.purgeExpired.pipe(
     Effect.tap((n) => (n > 0 ? Effect.logDebug("idempotency: expired records deleted", n) : Effect.void)),
     Effect.catchAll((e) => Effect.logWarning("idempotency: cleanup failed; the next round tries again", e))

@@ -13,6 +13,7 @@ import type * as Clock from "effect/Clock"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Accounts, type Cancel, Config, type WaybillConfigShape } from "@waybill/core"
+import type { IdempotencyPurgeOptions } from "../src/idempotency.js"
 import type { MailHostOptions } from "../src/provisioning.js"
 import { type HostServices, serve, waybillLayer, type RunningHost } from "../src/host.js"
 import { sampleShipment } from "../src/sample.js"
@@ -66,6 +67,8 @@ export const startHost = async (
     readonly webhooks?: WebhookHostOptions
     /** Provisioning e-mail (default: `.eml` files in `<dir>/waybill.db.mail`). */
     readonly mail?: MailHostOptions
+    /** The host's periodic `Idempotency-Key` cleanup (tests of the CLI's purge turn it off). */
+    readonly idempotency?: IdempotencyPurgeOptions
   } = {}
 ): Promise<TestHost> => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-e2e-"))
@@ -83,7 +86,8 @@ export const startHost = async (
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
-    ...(options.mail === undefined ? {} : { mail: options.mail })
+    ...(options.mail === undefined ? {} : { mail: options.mail }),
+    ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency })
   })
   const layer = waybillLayer(host.database.engine, { dbFile, config: options.config ?? e2eConfig })
   const run = <A, E>(program: Effect.Effect<A, E, HostServices>) =>
