@@ -17,6 +17,7 @@ import * as Option from "effect/Option"
 import { Abuse, Accounts, ClientIp, Documents, IpBlocks, Operations, Provisioning, Webhooks } from "@waybill/core"
 import { OperatorViews } from "@waybill/http"
 import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
+import { type LogFormat, parseLogFormat } from "./observability.js"
 import { sampleShipment } from "./sample.js"
 import { allowList, type WebhookHostOptions } from "./webhooks.js"
 
@@ -26,11 +27,13 @@ Commands:
   serve [--port 8080] [--host 127.0.0.1] [--base-url URL] [--operator-token TOKEN] [--trust-proxy LIST]
         [--tls-cert FILE --tls-key FILE] [--allow-insecure-http]
         [--mail-dir DIR | --smtp-url URL] [--mail-from ADDRESS]
-        [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks]
+        [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks] [--log-format json|pretty]
                                   serve /api/v1 on the SQLite file; a fresh database gets a demo account.
                                   HTTPS with the PEM files; the documents endpoint refuses plain HTTP
                                   unless --allow-insecure-http (development only) or a trusted proxy
-                                  says X-Forwarded-Proto: https
+                                  says X-Forwarded-Proto: https. Logs one JSON line per request
+                                  (--log-format pretty for a terminal); GET /healthz, /readyz, and
+                                  /metrics with the operator token
   account create --name NAME      create a customer with a live and a test key (keys are shown once)
   account show CUSTOMER_NO        the account, its key slots (hints, statuses, generations) and links,
                                   and its primary user when the account was made by API provisioning
@@ -117,6 +120,7 @@ const { values, positionals } = (() => {
         "webhook-allow-private": { type: "string" },
         "webhook-ca": { type: "string" },
         "no-webhooks": { type: "boolean", default: false },
+        "log-format": { type: "string" },
         enable: { type: "boolean", default: false },
         disable: { type: "boolean", default: false },
         "blob-dir": { type: "string" },
@@ -154,6 +158,14 @@ const out = (human: string, machine: unknown) => {
 const need = (value: string | undefined, flag: string): string => {
   if (value === undefined || value.trim() === "") throw new UsageError(`${flag} is required`)
   return value
+}
+
+const logFormat = (value: string | undefined): LogFormat => {
+  try {
+    return parseLogFormat(value)
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
 }
 
 const keyMode = (value: string | undefined): "live" | "test" => {
@@ -219,6 +231,7 @@ const commands: Record<string, () => Promise<void>> = {
       port: Number(values.port ?? 8080),
       host: values.host ?? "127.0.0.1",
       webhooks: webhookHostOptions(),
+      log: { format: logFormat(values["log-format"]) },
       ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
       ...(values["operator-token"] === undefined ? {} : { operatorToken: Redacted.make(values["operator-token"]) }),
       ...(values["trust-proxy"] === undefined
