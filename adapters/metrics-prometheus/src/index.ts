@@ -56,6 +56,28 @@ export interface PrometheusMetrics {
   readonly page: () => Promise<MetricsPage>
 }
 
+/** What a connection pool tells about its use (a `pg` `Pool` has these three counts). */
+export interface PoolStats {
+  readonly totalCount: number
+  readonly idleCount: number
+  readonly waitingCount: number
+}
+
+/**
+ * The database pool's use as a gauge read at scrape time: connections open (`total`), idle, and
+ * callers waiting for one (`waiting`, which should stay at 0).
+ */
+export const poolGauge = (pool: PoolStats, name = "waybill_db_pool_connections"): ScrapeGauge => ({
+  name,
+  help: "Database pool connections by state (total, idle, waiting), read at scrape time.",
+  labelNames: ["state"],
+  read: () => [
+    { labels: { state: "total" }, value: pool.totalCount },
+    { labels: { state: "idle" }, value: pool.idleCount },
+    { labels: { state: "waiting" }, value: pool.waitingCount }
+  ]
+})
+
 type Sample = { value: number; labels: Record<string, string | number>; metricName?: string }
 
 /** The labels of an Effect metric key. */

@@ -73,6 +73,21 @@ describe("PrometheusMetrics", () => {
     expect(second.find((f) => f.name === "waybill_adapter_test_queue_depth")?.metrics[0]?.value).toBe("0")
   })
 
+  it("reads a pool's use at each scrape", async () => {
+    const pool = { totalCount: 4, idleCount: 3, waitingCount: 0 }
+    const metrics = PrometheusMetrics.make({ gauges: [PrometheusMetrics.poolGauge(pool)], include: () => false })
+    const states = async () =>
+      Object.fromEntries(
+        (await scrape(metrics))
+          .find((f) => f.name === "waybill_db_pool_connections")!
+          .metrics.map((m) => [m.labels?.["state"], m.value])
+      )
+    expect(await states()).toEqual({ total: "4", idle: "3", waiting: "0" })
+    pool.idleCount = 0
+    pool.waitingCount = 2
+    expect(await states()).toEqual({ total: "4", idle: "0", waiting: "2" })
+  })
+
   it("adds to a registry the host already has, next to its own metrics", async () => {
     const registry = new Registry()
     registry.setDefaultLabels({ instance: "host-1" })
