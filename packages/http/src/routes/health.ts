@@ -4,6 +4,7 @@
  * token). Probes are unauthenticated and tiny; none of them touches the database unless the
  * host's readiness hook does.
  */
+import type { UnknownException } from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { ReadinessCheck } from "../Options.js"
 import type { Reply } from "../Raw.js"
@@ -11,6 +12,15 @@ import { failure, json } from "../internal/respond.js"
 import type { Route } from "./Route.js"
 
 const noStore = { "cache-control": "no-store" }
+
+/**
+ * What kind of error a host hook rejected with, for the log: its class name only, since a
+ * driver's message may quote a connection string with its password.
+ */
+const kindOf = (e: UnknownException): string => {
+  const error = e.error
+  return error instanceof Error ? error.name : typeof error
+}
 
 /** `GET /healthz`: 200 whenever the process can answer at all. */
 export const healthzRoute: Route = {
@@ -40,7 +50,7 @@ export const readyzRoute: Route = {
     return Effect.tryPromise(hook).pipe(
       Effect.map(readinessReply),
       Effect.catchAll((e) =>
-        Effect.logWarning("readiness hook failed", e).pipe(
+        Effect.logWarning("readiness hook failed", kindOf(e)).pipe(
           Effect.as(readinessReply([{ name: "readiness", ok: false, detail: "the readiness check failed" }]))
         )
       )
@@ -64,7 +74,9 @@ export const metricsRoute: Route = {
           body: m.body
         })
       ),
-      Effect.catchAll((e) => Effect.logError("metrics hook failed", e).pipe(Effect.as(failure(500, "Internal error."))))
+      Effect.catchAll((e) =>
+        Effect.logError("metrics hook failed", kindOf(e)).pipe(Effect.as(failure(500, "Internal error.")))
+      )
     )
   }
 }
