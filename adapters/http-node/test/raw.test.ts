@@ -56,7 +56,9 @@ const exchange = (port: number, request: string): Promise<string> =>
   })
 
 /** The answer without its Date field, the one line that legitimately differs between two servers. */
-const withoutDate = (answer: string) => answer.replace(/\r\nDate: [^\r]*/, "")
+/** The answer without what differs on every request: the date, and the request id Waybill makes. */
+const withoutDate = (answer: string) =>
+  answer.replace(/\r\nDate: [^\r]*/, "").replace(/\r\nx-request-id: [^\r]*/, "\r\nx-request-id: _")
 
 interface Parsed {
   readonly status: number

@@ -5,7 +5,7 @@
  *
  *   pnpm build && cd examples/http-host && node --import tsx bench/inproc.ts \
  *     [--n 4000] [--sql] [--concurrency 32]
- *     [--profile out.cpuprofile] [--fetch]
+ *     [--profile out.cpuprofile] [--fetch] [--quiet-logs]
  *
  * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);
  * `--fetch` calls `handler(Request)` (what Hono, Bun or Deno use) instead of `handleRaw` with a
@@ -18,11 +18,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Accounts, Config } from "@waybill/core"
 import { createHandler } from "@waybill/http"
 import { migrate, sqliteEngine, type SqliteHandle } from "@waybill/storage-kysely"
 import { waybillLayer } from "../src/host.js"
+import { loggingLayer } from "../src/observability.js"
+import { benchLog } from "./logSink.js"
 import { SAFETY_NET_PAGES, startCheckpointer } from "../src/checkpointer.js"
 import { startProfiler } from "./cpuprofile.js"
 import { measureLoop } from "./inprocLoop.js"
@@ -85,7 +88,7 @@ const config = {
 }
 const layer = waybillLayer(db, { dbFile, config })
 const created = await Effect.runPromise(Accounts.createAccount({ name: "Bench" }).pipe(Effect.provide(layer)))
-const handler = createHandler(layer, { allowInsecureHttp: true })
+const handler = createHandler(Layer.merge(layer, loggingLayer(benchLog())), { allowInsecureHttp: true })
 const key = Redacted.value(created.liveKey)
 
 const FETCH = process.argv.includes("--fetch")

@@ -8,6 +8,7 @@ import * as Redacted from "effect/Redacted"
 import { sql } from "kysely"
 import { Accounts, Config } from "@waybill/core"
 import { serve, waybillLayer } from "../src/host.js"
+import { benchLog } from "./logSink.js"
 import { PRAGMA_NAMES, pragmaValue } from "./sqlite.js"
 import type { StartTarget } from "./target.js"
 import { BENCH_OPERATOR_TOKEN } from "./documentScenarios.js"
@@ -29,7 +30,8 @@ export const startWaybill: StartTarget = async ({ dbFile, host, port }) => {
     host,
     config: benchConfig,
     operatorToken: Redacted.make(BENCH_OPERATOR_TOKEN),
-    allowInsecureHttp: true
+    allowInsecureHttp: true,
+    log: benchLog()
   })
   const db = running.database.db
   try {

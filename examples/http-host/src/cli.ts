@@ -27,6 +27,7 @@ import {
 } from "@waybill/core"
 import { OperatorViews } from "@waybill/http"
 import { describeUrl, type HostServices, openHostDatabase, serve, waybillLayer } from "./host.js"
+import { type LogFormat, parseLogFormat } from "./observability.js"
 import { sampleShipment } from "./sample.js"
 import { ConfigError, flagOptions, loadSettings, smtpUrl, waybillConfig } from "./config.js"
 import { allowList, type WebhookHostOptions } from "./webhooks.js"
@@ -37,13 +38,15 @@ Commands:
   serve [--port 8080] [--host 127.0.0.1] [--base-url URL] [--operator-token-file FILE] [--trust-proxy LIST]
         [--tls-cert FILE --tls-key FILE] [--allow-insecure-http]
         [--mail-dir DIR | --smtp-url URL [--smtp-password-file FILE]] [--mail-from ADDRESS]
-        [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks]
+        [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks] [--log-format json|pretty]
         [--shutdown-grace 25] [--limits JSON] [--ticket-ttl-minutes 15]
                                   serve /api/v1 and /ops/v1 from the database; a fresh one gets a demo account.
                                   HTTPS with the PEM files; the documents endpoint refuses plain HTTP
                                   unless --allow-insecure-http (development only) or a trusted proxy
                                   says X-Forwarded-Proto: https. SIGTERM drains: requests in flight
-                                  get --shutdown-grace seconds, then the process exits 0
+                                  get --shutdown-grace seconds, then the process exits 0. Logs one JSON line per request
+                                  (--log-format pretty for a terminal); GET /healthz, /readyz, and
+                                  /metrics with the operator token
   account create --name NAME      create a customer with a live and a test key (keys are shown once)
   account show CUSTOMER_NO        the account, its key slots (hints, statuses, generations) and links,
                                   and its primary user when the account was made by API provisioning
@@ -183,6 +186,14 @@ const need = (value: string | undefined, flag: string): string => {
   return value
 }
 
+const logFormat = (value: string | undefined): LogFormat => {
+  try {
+    return parseLogFormat(value)
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+}
+
 const keyMode = (value: string | undefined): "live" | "test" => {
   if (value !== "live" && value !== "test") throw new UsageError("--mode must be live or test")
   return value
@@ -251,6 +262,7 @@ const commands: Record<string, () => Promise<void>> = {
       port: settings.port,
       host: settings.host,
       webhooks: webhookHostOptions(),
+      log: { format: logFormat(settings["log-format"]) },
       ...(baseUrl === undefined ? {} : { baseUrl }),
       ...(operatorToken === undefined ? {} : { operatorToken }),
       ...(trustedProxies === undefined ? {} : { trustedProxies })

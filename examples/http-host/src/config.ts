@@ -89,6 +89,7 @@ export const OPTIONS = {
   "webhook-allow-private": { kind: "list", help: "private addresses or CIDRs webhook endpoints may use anyway" },
   "webhook-ca": { kind: "path", help: "extra trusted CA certificate (PEM) for webhook receivers" },
   "no-webhooks": { kind: "boolean", help: "do not run the webhook dispatcher in this process", default: false },
+  "log-format": { kind: "string", help: "`json` (one object per line, default) or `pretty` (for a terminal)" },
   "shutdown-grace": {
     kind: "integer",
     help: "seconds in-flight requests get to finish after SIGTERM",
@@ -137,8 +138,7 @@ const sources = (spec: OptionSpec) => spec.from ?? (["flag", "env", "file"] as c
 /** Variables not named after their flag (the master secret's is shared with other tools of a fleet). */
 const ENV_NAMES: Readonly<Record<string, string>> = { "secret-file": "WAYBILL_MASTER_SECRET_FILE" }
 
-export const envName = (name: string): string =>
-  ENV_NAMES[name] ?? `WAYBILL_${name.toUpperCase().replace(/-/g, "_")}`
+export const envName = (name: string): string => ENV_NAMES[name] ?? `WAYBILL_${name.toUpperCase().replace(/-/g, "_")}`
 
 /** The `node:util` `parseArgs` options of every option that may be given as a flag. */
 export const flagOptions = (): Record<string, { readonly type: "string" | "boolean" }> =>

@@ -36,6 +36,7 @@ import {
   type WaybillDatabase
 } from "@waybill/storage-kysely"
 import { SAFETY_NET_PAGES, startCheckpointer } from "./checkpointer.js"
+import { type LogOptions, loggingLayer, prometheusPage, readiness } from "./observability.js"
 import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { checkMasterSecret, keyRingLayer, loadMasterSecret } from "./secrets.js"
 import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from "./webhooks.js"
@@ -246,6 +247,13 @@ export interface ServeOptions extends HostOptions {
   readonly mail?: MailHostOptions
   /** The periodic cleanup of expired `Idempotency-Key` records (hourly by default). */
   readonly idempotency?: IdempotencyPurgeOptions
+  /** Log lines: JSON at info level by default (`--log-format`). */
+  readonly log?: LogOptions
+  /**
+   * A tracer for request and use-case spans, e.g. `@effect/opentelemetry`'s `NodeSdk.layer` with
+   * an OTLP exporter (docs/observability.md). Without it, tracing is off and costs nothing.
+   */
+  readonly tracing?: Layer.Layer<never>
 }
 
 export interface RunningHost {
@@ -253,6 +261,8 @@ export interface RunningHost {
   readonly server: Server
   readonly handler: WaybillHandler
   readonly database: OpenDatabase
+  /** Turns `/readyz` to 503 (`draining`) so balancers stop sending work before the host stops. */
+  readonly setDraining: () => void
   /** Stops at once: open connections are cut, the dispatcher is interrupted (tests). */
   readonly close: () => Promise<void>
   /**
@@ -296,7 +306,12 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
       ? waybillLayer(database.engine, options)
       : Layer.merge(waybillLayer(database.engine, options), options.extraLayer)
   const provisioned = Layer.merge(base, provisioningLayer(options.dbFile, options.mail))
-  const layer = options.clock === undefined ? provisioned : Layer.merge(provisioned, Layer.setClock(options.clock))
+  const observed = Layer.mergeAll(
+    provisioned,
+    loggingLayer(options.log),
+    ...(options.tracing === undefined ? [] : [options.tracing])
+  )
+  const layer = options.clock === undefined ? observed : Layer.merge(observed, Layer.setClock(options.clock))
   // The server listens first so that, without --base-url, links sent by e-mail use the address it
   // really listens on, never a request's Host header.
   const wired: { listener?: (req: IncomingMessage, res: ServerResponse) => void } = {}
@@ -315,6 +330,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     server.once("error", reject)
     server.listen(options.port, options.host, () => resolve())
   })
+  let draining = false
   const address = server.address() as AddressInfo
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address
   const url = `${options.tls === undefined ? "http" : "https"}://${host}:${address.port}`
@@ -324,7 +340,15 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
     ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
     ...(options.allowInsecureHttp === true ? { allowInsecureHttp: true } : {}),
-    ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate })
+    ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate }),
+    readiness: readiness({
+      engine: database.engine,
+      blobDir: options.blobDir ?? `${options.dbFile}.blobs`,
+      mail: options.mail?.smtpUrl === undefined ? (options.mail?.dir ?? `${options.dbFile}.mail`) : "smtp",
+      draining: () => draining
+    }),
+    metrics: prometheusPage(database.engine),
+    ...(options.tracing === undefined ? {} : { tracing: true })
   })
   wired.listener = withApiDocs(toNodeListener(handler))
   const dispatcher: RunningDispatcher | undefined =
@@ -332,7 +356,6 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
       ? undefined
       : startDispatcher(database.engine, secretFileOf(options), options.webhooks)
   const purger = startIdempotencyPurger(database.engine, options.idempotency)
-  let draining = false
   let stopping: Promise<void> | undefined
   const release = async () => {
     await handler.dispose()
@@ -344,6 +367,9 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     handler,
     database,
     isDraining: () => draining,
+    setDraining: () => {
+      draining = true
+    },
     close: async () => {
       draining = true
       await purger.stop()

@@ -11,9 +11,11 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Clock from "effect/Clock"
 import type * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
 import { Accounts, type Cancel, Config, type WaybillConfigShape } from "@waybill/core"
 import type { IdempotencyPurgeOptions } from "../src/idempotency.js"
+import type { LogOptions } from "../src/observability.js"
 import type { MailHostOptions } from "../src/provisioning.js"
 import { type HostServices, serve, waybillLayer, type RunningHost } from "../src/host.js"
 import { sampleShipment } from "../src/sample.js"
@@ -69,6 +71,10 @@ export const startHost = async (
     readonly mail?: MailHostOptions
     /** The host's periodic `Idempotency-Key` cleanup (tests of the CLI's purge turn it off). */
     readonly idempotency?: IdempotencyPurgeOptions
+    /** Logging (default: warnings and errors only, so a suite's requests do not flood its output). */
+    readonly log?: LogOptions
+    /** A tracer layer (tracing is off without one). */
+    readonly tracing?: Layer.Layer<never>
   } = {}
 ): Promise<TestHost> => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-e2e-"))
@@ -87,7 +93,9 @@ export const startHost = async (
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     ...(options.mail === undefined ? {} : { mail: options.mail }),
-    ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency })
+    ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
+    log: options.log ?? { level: LogLevel.Warning },
+    ...(options.tracing === undefined ? {} : { tracing: options.tracing })
   })
   const layer = waybillLayer(host.database.engine, { dbFile, config: options.config ?? e2eConfig })
   const run = <A, E>(program: Effect.Effect<A, E, HostServices>) =>

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import { Config, Provisioning, ProvisioningStore } from "@waybill/core"
@@ -104,8 +105,11 @@ const spies = (["log", "info", "warn", "error", "debug"] as const).map((level) =
   })
 )
 
+/** Every host of this file logs at info level, so the secrets test reads every line. */
+const infoLogs = { level: LogLevel.Info }
+
 beforeAll(async () => {
-  t = await startHost({ clock, config })
+  t = await startHost({ clock, config, log: infoLogs })
   mailDir = join(t.dir, "waybill.db.mail")
 })
 afterAll(() => t.close())
@@ -672,6 +676,7 @@ const limitedHost = (
 ) =>
   startHost({
     clock: midWindowClock(),
+    log: infoLogs,
     ...options,
     config: { ...e2eConfig, provisioning: { ...Config.provisioningDefaults, ...limits } }
   })
@@ -798,6 +803,7 @@ describe("provisioning: limits and mail failure on their own hosts", () => {
     const FileMailer = await import("@waybill/mail-file")
     let dir = ""
     const h = await startHost({
+      log: infoLogs,
       mail: {
         mailer: Layer.succeed(Mailer, {
           send: (m) =>

@@ -13,14 +13,15 @@
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
-import { type Cancel, ClientIp } from "@waybill/core"
+import * as Tracer from "effect/Tracer"
+import { type Cancel, ClientIp, Metrics, Ulid } from "@waybill/core"
 import { operatorDenial } from "./internal/access.js"
 import { Messages } from "./internal/errors.js"
 import { withRateLimitHeaders } from "./internal/ratelimit.js"
-import { safeUrlForLog } from "./internal/redact.js"
 import { failure } from "./internal/respond.js"
-import { type Reply, toResponse, type WaybillRequest } from "./Raw.js"
+import { type Reply, toResponse, type WaybillRequest, withHeaders } from "./Raw.js"
 import { accountSetupRoute, verifyLinkRoute } from "./routes/accountsetup.js"
 import { createShipmentsRoute } from "./routes/booking.js"
 import { cancelRoute } from "./routes/cancel.js"
@@ -32,11 +33,14 @@ import { opsDocumentRoute, opsOrderRoute } from "./routes/opsDocuments.js"
 import { opsEndpointRoute, opsEventRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
 import { openApiRoute } from "./routes/openapi.js"
 import { quoteRoute } from "./routes/quote.js"
-import type { Route, RouteContext } from "./routes/Route.js"
+import { healthzRoute, metricsRoute, readyzRoute } from "./routes/health.js"
+import type { RequestNote, Route, RouteContext } from "./routes/Route.js"
 import { trackRoute } from "./routes/track.js"
 import type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "./Options.js"
 
-export type { ConnectionInfo, HandlerOptions, HandlerRequirements } from "./Options.js"
+export type { ConnectionInfo, HandlerOptions, HandlerRequirements, MetricsPage, ReadinessCheck } from "./Options.js"
+
+const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
 
 /** Answers a {@link WaybillRequest} with a {@link Reply}; never rejects. */
 export type RawHandler = (request: WaybillRequest, info?: ConnectionInfo) => Promise<Reply>
@@ -72,7 +76,11 @@ export const rawHandlerOf = (handler: unknown): RawHandler | undefined => {
   return typeof raw === "function" ? (raw as RawHandler) : undefined
 }
 
+/** Exact paths (with a trailing slash); the path is also the route's label in logs and metrics. */
 const EXACT: Readonly<Record<string, Route>> = {
+  "/healthz/": healthzRoute,
+  "/readyz/": readyzRoute,
+  "/metrics/": metricsRoute,
   "/api/v1/accountsetup/": accountSetupRoute,
   "/api/v1/accountsetup/verify/": verifyLinkRoute,
   "/api/v1/order/json/": createShipmentsRoute,
@@ -84,18 +92,26 @@ const EXACT: Readonly<Record<string, Route>> = {
   "/api/v1/openapi.json/": openApiRoute
 }
 
-const PATTERNS: ReadonlyArray<readonly [RegExp, Route]> = [
-  [/^\/ops\/v1\/shipments\/([^/]{1,32})\/$/, opsShowRoute],
-  [/^\/ops\/v1\/webhooks\/$/, opsWebhooksRoute],
-  [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/$/, opsEndpointRoute],
-  [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsWebhookRoute],
-  [/^\/ops\/v1\/events\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsEventRoute],
-  [/^\/ops\/v1\/shipments\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsActionRoute],
-  [/^\/ops\/v1\/orders\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsOrderRoute],
-  [/^\/ops\/v1\/documents\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsDocumentRoute],
-  [/^\/ops\/v1\/accounts\/([^/]{1,32})\/payment\/$/, opsPaymentRoute],
-  [/^\/ops\/v1\/accounts\/([^/]{1,32})\/keys\/([a-z]{1,8})\/([a-z]{1,16})\/$/, opsKeyRoute]
+/** Pattern routes with their labels: the pattern, never the raw path, names them in logs and metrics. */
+const PATTERNS: ReadonlyArray<readonly [RegExp, Route, string]> = [
+  [/^\/ops\/v1\/shipments\/([^/]{1,32})\/$/, opsShowRoute, "/ops/v1/shipments/{track_no}/"],
+  [/^\/ops\/v1\/webhooks\/$/, opsWebhooksRoute, "/ops/v1/webhooks/"],
+  [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/$/, opsEndpointRoute, "/ops/v1/webhooks/{id}/"],
+  [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsWebhookRoute, "/ops/v1/webhooks/{id}/{action}/"],
+  [/^\/ops\/v1\/events\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsEventRoute, "/ops/v1/events/{id}/{action}/"],
+  [/^\/ops\/v1\/shipments\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsActionRoute, "/ops/v1/shipments/{track_no}/{action}/"],
+  [/^\/ops\/v1\/orders\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsOrderRoute, "/ops/v1/orders/{track_no}/{action}/"],
+  [/^\/ops\/v1\/documents\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsDocumentRoute, "/ops/v1/documents/{id}/{action}/"],
+  [/^\/ops\/v1\/accounts\/([^/]{1,32})\/payment\/$/, opsPaymentRoute, "/ops/v1/accounts/{customer_no}/payment/"],
+  [
+    /^\/ops\/v1\/accounts\/([^/]{1,32})\/keys\/([a-z]{1,8})\/([a-z]{1,16})\/$/,
+    opsKeyRoute,
+    "/ops/v1/accounts/{customer_no}/keys/{mode}/{action}/"
+  ]
 ]
+
+/** The label of a path no route matched (so scanners cannot grow the metrics without bound). */
+const UNMATCHED = "unmatched"
 
 /** `decodeURIComponent` that answers undefined for a malformed escape instead of throwing. */
 const safeDecode = (segment: string): string | undefined => {
@@ -106,51 +122,88 @@ const safeDecode = (segment: string): string | undefined => {
   }
 }
 
-const route = (ctx: Omit<RouteContext, "params">): Effect.Effect<Reply, never, HandlerRequirements> => {
-  const path = ctx.url.pathname.endsWith("/") ? ctx.url.pathname : `${ctx.url.pathname}/`
-  let found: Route | undefined = EXACT[path]
-  let params: ReadonlyArray<string> = []
-  if (found === undefined) {
-    for (const [pattern, r] of PATTERNS) {
-      const m = pattern.exec(path)
-      if (m !== null) {
-        found = r
-        const decoded = m.slice(1).map(safeDecode)
-        if (decoded.some((p) => p === undefined)) return Effect.succeed(failure(400, "The path is not valid."))
-        params = decoded as Array<string>
-        break
+/** What the route table found for a path. */
+interface Match {
+  readonly route: Route | undefined
+  readonly label: string
+  /** Decoded path parameters; `undefined` when one is not valid percent-encoding. */
+  readonly params: ReadonlyArray<string> | undefined
+}
+
+const NO_PARAMS: ReadonlyArray<string> = []
+
+const match = (pathname: string): Match => {
+  const path = pathname.endsWith("/") ? pathname : `${pathname}/`
+  const exact = EXACT[path]
+  if (exact !== undefined) return { route: exact, label: path, params: NO_PARAMS }
+  for (const [pattern, r, label] of PATTERNS) {
+    const m = pattern.exec(path)
+    if (m !== null) {
+      const decoded = m.slice(1).map(safeDecode)
+      return {
+        route: r,
+        label,
+        params: decoded.some((p) => p === undefined) ? undefined : (decoded as Array<string>)
       }
     }
   }
-  if (found === undefined) return Effect.succeed(failure(404, "Not found."))
-  if (!found.methods.includes(ctx.request.method)) {
-    if (found.methodNotAllowed !== undefined) return Effect.succeed(found.methodNotAllowed(ctx.request.method))
+  return { route: undefined, label: UNMATCHED, params: NO_PARAMS }
+}
+
+const route = (found: Match, ctx: RouteContext): Effect.Effect<Reply, never, HandlerRequirements> => {
+  if (found.route === undefined) return Effect.succeed(failure(404, "Not found."))
+  if (found.params === undefined) return Effect.succeed(failure(400, "The path is not valid."))
+  const r = found.route
+  if (!r.methods.includes(ctx.request.method)) {
+    if (r.methodNotAllowed !== undefined) return Effect.succeed(r.methodNotAllowed(ctx.request.method))
     return Effect.succeed(
-      failure(405, `Method ${ctx.request.method} is not allowed here.`, { allow: found.methods.join(", ") })
+      failure(405, `Method ${ctx.request.method} is not allowed here.`, { allow: r.methods.join(", ") })
     )
   }
-  if (found.operator === true) {
-    const denied = operatorDenial({ ...ctx, params })
+  if (r.operator === true) {
+    const denied = operatorDenial(ctx)
     if (denied !== undefined) return Effect.succeed(denied)
   }
   // Routes that checked a rate limit (core `Admission`) get the RateLimit header fields.
-  const routeCtx: RouteContext = {
-    request: ctx.request,
-    url: ctx.url,
-    info: ctx.info,
-    options: ctx.options,
-    client: ctx.client,
-    params
-  }
-  return withRateLimitHeaders(found.run(routeCtx))
+  return withRateLimitHeaders(r.run(ctx))
 }
 
 const internalError = (defect: unknown) =>
   Effect.logError("unexpected defect", defect).pipe(Effect.as(failure(500, "Internal error.")))
 
+/** An incoming request id we keep: 1-128 characters that are safe in a header and a log line. */
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
 /**
- * The request program, answering a {@link Reply}: routing, error mapping, and a debug access log
- * with credentials masked. A defect becomes `500 Internal error.`.
+ * The incoming `X-Request-Id` when it is acceptable, else a new ULID. The random part comes from
+ * WebCrypto, which every Fetch runtime has, rather than the layer's `Entropy` port: a request id
+ * is not a secret, and the id must exist even when the layer could not be built (the 503 path).
+ */
+const requestIdOf = (request: WaybillRequest): string => {
+  const incoming = request.headers.get("x-request-id")
+  if (incoming !== null && REQUEST_ID.test(incoming)) return incoming
+  return Ulid.encode(Date.now(), globalThis.crypto.getRandomValues(new Uint8Array(10)))
+}
+
+/**
+ * An incoming W3C `traceparent` as the parent of the request's span; absent or malformed (wrong
+ * shape, version `ff`, an all-zero id) is no parent: the request starts a new trace.
+ */
+export const parseTraceparent = (header: string | null): Tracer.ExternalSpan | undefined => {
+  if (header === null) return undefined
+  const m = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-|$)/.exec(header.trim())
+  if (m === null || m[1] === "ff") return undefined
+  const [, , traceId, spanId, flags] = m as unknown as [string, string, string, string, string]
+  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined
+  return Tracer.externalSpan({ traceId, spanId, sampled: (Number.parseInt(flags, 16) & 1) === 1 })
+}
+
+/**
+ * The request program, answering a {@link Reply}: the request id (kept from `X-Request-Id` or
+ * made, returned on every answer and on every log line of the request), routing, error mapping,
+ * one access log line (info; debug for probes and scrapes) with the route pattern, status,
+ * duration, customer number and client address, the request metrics, and a server span when
+ * `options.tracing` is on. A defect becomes `500 Internal error.`.
  */
 export const handleReply = (
   request: WaybillRequest,
@@ -158,12 +211,46 @@ export const handleReply = (
   options: HandlerOptions = {},
   trusted: ReadonlyArray<ClientIp.Cidr> = parseTrusted(options.trustedProxies)
 ): Effect.Effect<Reply, never, HandlerRequirements> =>
-  Effect.gen(function* () {
+  Effect.suspend(() => {
+    const requestId = requestIdOf(request)
+    const started = performance.now()
     const url = new URL(request.url)
+    const found = match(url.pathname)
     const client = ClientIp.resolve(info.remoteAddress, request.headers.get("x-forwarded-for"), trusted)
-    const reply = yield* route({ request, url, info, options, client })
-    yield* Effect.logDebug("request", request.method, safeUrlForLog(url), reply.status)
-    return reply
+    const note: RequestNote = { customerNo: null }
+    const ctx: RouteContext = { request, url, info, options, client, params: found.params ?? NO_PARAMS, note }
+    const program = Effect.flatMap(Effect.catchAllDefect(route(found, ctx), internalError), (reply) => {
+      const seconds = (performance.now() - started) / 1000
+      const metrics = Metrics.requestMetrics(found.label, reply.status)
+      metrics.count.unsafeUpdate(1, NO_LABELS)
+      metrics.seconds.unsafeUpdate(seconds, NO_LABELS)
+      const line = {
+        method: request.method,
+        route: found.label,
+        status: reply.status,
+        duration_ms: Math.round(seconds * 1e4) / 10,
+        customer_no: note.customerNo,
+        client: Option.isSome(client) ? ClientIp.format(client.value) : null
+      }
+      const log = found.route?.quiet === true ? Effect.logDebug("request") : Effect.logInfo("request")
+      return Effect.as(Effect.annotateLogs(log, line), withHeaders(reply, { "x-request-id": requestId }))
+    })
+    const annotated = Effect.annotateLogs(program, "request_id", requestId)
+    if (options.tracing !== true) return Effect.withTracerEnabled(annotated, false)
+    const parent = parseTraceparent(request.headers.get("traceparent"))
+    return Effect.withSpan(
+      Effect.tap(annotated, (reply) => Effect.annotateCurrentSpan("http.response.status_code", reply.status)),
+      `${request.method} ${found.label}`,
+      {
+        kind: "server",
+        attributes: {
+          "http.request.method": request.method,
+          "http.route": found.label,
+          "waybill.request_id": requestId
+        },
+        ...(parent === undefined ? {} : { parent })
+      }
+    )
   }).pipe(Effect.catchAllDefect(internalError))
 
 /** {@link handleReply} answering a Fetch `Response` (a reply `Response` refuses is a 500 too). */
@@ -200,11 +287,12 @@ export const createHandler = <E>(
   // The programs never fail, so a rejection is the run itself failing (the layer could not be
   // built, the runtime was disposed): 503. (`runFork` with an exit observer instead of
   // `runPromise` measured the same, about 8 us per run either way.)
-  const unavailable = () => failure(503, Messages.unavailable)
+  const unavailable = (request: WaybillRequest) =>
+    withHeaders(failure(503, Messages.unavailable), { "x-request-id": requestIdOf(request) })
   const handleRaw: RawHandler = (request, info) =>
-    runtime.runPromise(handleReply(request, info, options, trusted)).catch(unavailable)
+    runtime.runPromise(handleReply(request, info, options, trusted)).catch(() => unavailable(request))
   const handler = (request: Request, info?: ConnectionInfo) =>
-    runtime.runPromise(handle(request, info, options, trusted)).catch(() => toResponse(unavailable()))
+    runtime.runPromise(handle(request, info, options, trusted)).catch(() => toResponse(unavailable(request)))
   Object.defineProperty(handler, RAW, { value: handleRaw })
   return { handler, handleRaw, dispose: () => runtime.dispose() }
 }

@@ -35,6 +35,40 @@ export interface HandlerOptions {
    * on-premises receivers); everything else must be public unicast.
    */
   readonly webhookAllowPrivate?: ReadonlyArray<string>
+  /**
+   * What `GET /readyz` reports: the host's checks (database reachable and migrated, mail and
+   * blob stores configured, not shutting down). Any check not `ok`, or a hook that rejects, is a
+   * 503. Without it, `/readyz` is ready whenever the handler's layer is built. Details reach
+   * unauthenticated callers: they must name what failed, never hold a secret.
+   */
+  readonly readiness?: () => Promise<ReadonlyArray<ReadinessCheck>>
+  /**
+   * Serves `GET /metrics` (behind the operator token, like `/ops/v1`): the host renders its
+   * metrics, e.g. `@waybill/metrics-prometheus`. Without it, `/metrics` answers 404.
+   */
+  readonly metrics?: () => Promise<MetricsPage>
+  /**
+   * The host's layer provides an Effect tracer (e.g. `@effect/opentelemetry`): each request gets
+   * a server span named after its route, whose parent is an incoming `traceparent`. Off by
+   * default, and then tracing is disabled for the request's fiber, so spans cost nothing.
+   */
+  readonly tracing?: boolean
+}
+
+/** One readiness check's result. */
+export interface ReadinessCheck {
+  /** A short name: `database`, `migrations`, `mail`, `blobs`, `draining`... */
+  readonly name: string
+  readonly ok: boolean
+  /** Why it failed, in words safe to show anyone. */
+  readonly detail?: string
+}
+
+/** A rendered metrics page. */
+export interface MetricsPage {
+  /** E.g. `text/plain; version=0.0.4; charset=utf-8` for Prometheus text. */
+  readonly contentType: string
+  readonly body: string
 }
 
 /** What the server adapter knows about the connection. */

@@ -14,7 +14,10 @@ export {
   type ConnectionInfo,
   type HandlerOptions,
   type HandlerRequirements,
+  type MetricsPage,
+  parseTraceparent,
   type RawHandler,
+  type ReadinessCheck,
   type WaybillHandler
 } from "./Handler.js"
 export { RawHeaders, type Reply, type ReplyHeaders, toResponse, type WaybillRequest } from "./Raw.js"

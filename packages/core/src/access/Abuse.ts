@@ -16,9 +16,10 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as ClientIp from "./ClientIp.js"
-import { WaybillConfig } from "../shared/index.js"
+import { Metrics, WaybillConfig } from "../shared/index.js"
 import * as IpBlocks from "./IpBlocklist.js"
 import { RateLimiter } from "./RateLimiter.js"
 
@@ -53,6 +54,7 @@ const escalate = (address: ClientIp.Address, reason: string) =>
       // A formatted address always parses back.
       Effect.catchTag("InvalidIp", (e) => Effect.die(e))
     )
+    yield* Metric.increment(Metrics.addressesBlocked)
     yield* Effect.logWarning("waybill: address blocked", block.ipKey, reason, `strike ${block.strikes}`)
   })
 

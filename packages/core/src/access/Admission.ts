@@ -12,6 +12,7 @@
  * (the CLI, tests) simply never read it.
  */
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -29,6 +30,7 @@ import type { AccountStore } from "./AccountStore.js"
 import * as Credentials from "./Credentials.js"
 import * as IpBlocks from "./IpBlocklist.js"
 import { RateLimiter } from "./RateLimiter.js"
+import { Metrics } from "../shared/index.js"
 
 /** The client address is outside the account's IP allowlist (or unknown while one is set). */
 export class IpNotAllowed extends Schema.TaggedError<IpNotAllowed>()("IpNotAllowed", {
@@ -107,6 +109,7 @@ const limit = (policy: Policy, bucket: string, rule: RateLimitRule) =>
       })
     )
     if (!quota.allowed) {
+      yield* Metric.increment(Metrics.refusalsBy.rate_limited)
       return yield* new RateLimited({
         policy,
         limit: quota.limit,

@@ -9,10 +9,11 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as ClientIp from "./ClientIp.js"
-import type { StorageError } from "../shared/index.js"
+import { Metrics, type StorageError } from "../shared/index.js"
 
 export interface IpBlock {
   readonly ipKey: string
@@ -56,7 +57,10 @@ export const check = (client: Option.Option<ClientIp.Address>) =>
     if (Option.isNone(client)) return
     const found = yield* Effect.flatMap(IpBlocklist, (l) => l.find(ClientIp.blockKey(client.value)))
     const now = yield* Clock.currentTimeMillis
-    if (Option.isSome(found) && found.value.until > now) return yield* new IpBlocked({ until: found.value.until })
+    if (Option.isSome(found) && found.value.until > now) {
+      yield* Metric.increment(Metrics.refusalsBy.ip_blocked)
+      return yield* new IpBlocked({ until: found.value.until })
+    }
   })
 
 /** Blocks an address (an IPv6 address blocks its /64) for `durationMs`. */

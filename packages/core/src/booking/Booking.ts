@@ -8,6 +8,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -15,6 +16,7 @@ import * as Schema from "effect/Schema"
 import type { Principal, RateCard, AccountStore } from "../access/index.js"
 import * as Catalog from "./Catalog.js"
 import type { BusinessHours, ServiceOption, VehicleOption, WaybillConfigShape, KeyRing } from "../shared/index.js"
+import { Metrics } from "../shared/index.js"
 import {
   JsonInput,
   WaybillConfig,
@@ -660,7 +662,11 @@ const decodeShipment = Schema.decodeUnknownEither(ShipmentInput, { errors: "all"
  * `ValidationFailed`; with several, each failing shipment carries its own `errors` and the valid
  * ones are booked.
  */
-export const createShipments = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
+export const createShipments = (input: CreateShipmentsInput) =>
+  Effect.withSpan(createShipmentsProgram(input), "Booking.createShipments")
+
+// Untraced inside: the one span above is the use case's; Effect.fn's per-call stack capture is not.
+const createShipmentsProgram = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
   // The HTTP layer refuses deep JSON text before parsing it; this covers bodies handed to core
   // directly. Decoding and formatting below recurse into the value, so a deep one must stop here.
@@ -705,6 +711,7 @@ export const createShipments = Effect.fnUntraced(function* (input: CreateShipmen
       results.push(errorResult(i + 1, Either.isRight(d) ? d.right : undefined, planned.left))
     } else {
       const { summary } = yield* book(planned.right, principal, jsonstrn, i + 1)
+      yield* Metric.increment(Metrics.bookingsBy[principal.key.mode])
       results.push(summary)
     }
   }

@@ -14,6 +14,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
@@ -34,7 +35,7 @@ import {
   Ulid,
   Mailer
 } from "../shared/index.js"
-import type { KeySecret, StorageError } from "../shared/index.js"
+import { type KeySecret, Metrics, type StorageError } from "../shared/index.js"
 import type { EventType } from "../shipments/index.js"
 import { EventOutbox } from "../shipments/index.js"
 import * as Ssrf from "./Ssrf.js"
@@ -444,6 +445,13 @@ const openCached = (cache: SecretCache | undefined, sealed: string) => {
   })
 }
 
+/** The metric outcome of each recorded {@link Outcome}. */
+const OUTCOME_METRIC: Readonly<Record<Outcome["_tag"], Metrics.DeliveryOutcome>> = {
+  Delivered: "delivered",
+  Retry: "retry",
+  Exhausted: "exhausted"
+}
+
 /** What recording one attempt leaves to do once it is committed (logs, telling the owner). */
 type Recorded = readonly [ok: boolean, after: Effect.Effect<void>]
 
@@ -499,6 +507,7 @@ const record = (
       response: (response._tag === "Answered" ? response.head : `${response.reason}: ${response.message}`).slice(0, 512)
     }
     yield* store.complete({ owner, attempt, outcome })
+    yield* Metric.increment(Metrics.deliveriesBy[OUTCOME_METRIC[outcome._tag]])
     const annotate = Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
     if (gone) {
       // 410 Gone: the receiver says this endpoint will never work again.

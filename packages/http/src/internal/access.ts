@@ -10,7 +10,7 @@
  * other places (body, form, query) are inside it.
  */
 import * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { type Account, Admission, constantTimeEqual, Credentials } from "@waybill/core"
 import type { Reply } from "../Raw.js"
@@ -31,7 +31,7 @@ export interface Admitted<I, P> {
   readonly principal: P
 }
 
-const withCredential = <I, E, R, P>(
+const withCredential = <I, E, R, P extends Account.Principal | Option.Option<Account.Principal>>(
   ctx: RouteContext,
   access: Access<I, E, R>,
   door: (input: Admission.AdmitInput) => Effect.Effect<P, Admission.AdmitError, Admission.AdmitRequirements>
@@ -40,12 +40,21 @@ const withCredential = <I, E, R, P>(
     const header = Credentials.fromAuthorization(ctx.request.headers.get("authorization"))
     if (header._tag !== "None") {
       const principal = yield* door({ client: ctx.client, resolution: header })
+      note(ctx, principal)
       return { principal, input: yield* access.read(ctx) }
     }
     const input = yield* access.read(ctx)
     const resolution = Credentials.resolve(null, access.candidates(input, ctx))
-    return { principal: yield* door({ client: ctx.client, resolution }), input }
+    const principal = yield* door({ client: ctx.client, resolution })
+    note(ctx, principal)
+    return { principal, input }
   })
+
+/** Tells the access log who was admitted (the door answers a principal or an optional one). */
+const note = (ctx: RouteContext, principal: Account.Principal | Option.Option<Account.Principal>): void => {
+  const p = Option.isOption(principal) ? Option.getOrUndefined(principal) : principal
+  if (p !== undefined) ctx.note.customerNo = p.account.customerNo
+}
 
 /** A route whose caller must hold a key (booking, cancel, documents). */
 export const keyed = <I, E, R>(ctx: RouteContext, access: Access<I, E, R>) =>

@@ -14,6 +14,14 @@ export interface RouteContext {
   readonly client: Option.Option<ClientIp.Address>
   /** Path parameters captured by a pattern route. */
   readonly params: ReadonlyArray<string>
+  /** What the request's access log line reports besides the reply; filled in along the way. */
+  readonly note: RequestNote
+}
+
+/** Facts a route learns that the access log reports (mutable: one per request). */
+export interface RequestNote {
+  /** The admitted caller's customer number. */
+  customerNo: string | null
 }
 
 export interface Route {
@@ -21,6 +29,8 @@ export interface Route {
   /** An `/ops/v1` route: the handler checks the operator token (`operatorDenial`) before `run`. */
   readonly operator?: boolean
   readonly run: (ctx: RouteContext) => Effect.Effect<Reply, never, HandlerRequirements>
+  /** Probes and scrapes (`/healthz`, `/readyz`, `/metrics`): their access log line is debug, not info. */
+  readonly quiet?: boolean
   /** The answer to a method not in `methods`, for routes whose errors are not the JSON envelope. */
   readonly methodNotAllowed?: (method: string) => Reply
 }
