@@ -91,7 +91,7 @@ describe("pnpm waybill (CLI)", () => {
     expect([disabled.out.status, disabled.out.generation]).toEqual(["disabled", 2])
     const block = await waybill("ip", "block", "2001:db8::7", "--hours", "2", "--reason", "probing")
     expect([block.code, block.out.ip, block.out.reason]).toEqual([0, "2001:db8::/64", "probing"])
-    expect((await waybill("ip", "list")).out.map((b: { ip: string }) => b.ip)).toEqual(["2001:db8::/64"])
+    expect((await waybill("ip", "list")).out.data.map((b: { ip: string }) => b.ip)).toEqual(["2001:db8::/64"])
     expect((await waybill("ip", "unblock", "2001:db8::1")).out).toEqual({ unblocked: true })
     expect((await waybill("ip", "block", "not-an-ip")).code).toBe(1)
     const bad = await waybill("key", "rotate", "--customer", created.out.customer_no, "--mode", "prod")

@@ -29,7 +29,8 @@ import { downloadRoute } from "./routes/download.js"
 import { opsActionRoute, opsShowRoute } from "./routes/ops.js"
 import { opsPaymentRoute } from "./routes/opsAccounts.js"
 import { opsDocumentRoute, opsOrderRoute } from "./routes/opsDocuments.js"
-import { opsEventRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
+import { opsEventRoute, opsWebhookListRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
+import { opsBlocksRoute } from "./routes/opsBlocks.js"
 import { quoteRoute } from "./routes/quote.js"
 import type { Route, RouteContext } from "./routes/Route.js"
 import { trackRoute } from "./routes/track.js"
@@ -84,7 +85,9 @@ const EXACT: Readonly<Record<string, Route>> = {
 
 const PATTERNS: ReadonlyArray<readonly [RegExp, Route]> = [
   [/^\/ops\/v1\/shipments\/([^/]{1,32})\/$/, opsShowRoute],
+  [/^\/ops\/v1\/blocks\/$/, opsBlocksRoute],
   [/^\/ops\/v1\/webhooks\/$/, opsWebhooksRoute],
+  [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/(deliveries|log)\/$/, opsWebhookListRoute],
   [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsWebhookRoute],
   [/^\/ops\/v1\/events\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsEventRoute],
   [/^\/ops\/v1\/shipments\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsActionRoute],

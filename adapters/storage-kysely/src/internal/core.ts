@@ -27,6 +27,7 @@ export {
   RateLimiter as RateLimiterTag,
   type RateLimiterShape,
   RateLimits,
+  Page,
   type ShipmentChange,
   ShipmentStore as ShipmentStoreTag,
   type ShipmentStoreShape,

@@ -5,7 +5,41 @@
  * shapes are the HTTP layer's business; core hands over records (`Operations.show`,
  * `Operations.perform`) and these functions shape them.
  */
-import { type Document, type Documents, type Event, Lifecycle, LocalTime, Shipment, type Webhook } from "@waybill/core"
+import {
+  type Document,
+  type Documents,
+  type Event,
+  Lifecycle,
+  LocalTime,
+  type Page,
+  Shipment,
+  type Webhook
+} from "@waybill/core"
+
+/**
+ * A page of a list: `data` newest first, `has_more`, and `next_starting_after`, the cursor to
+ * pass as `starting_after` for the next page (null on the last page).
+ */
+export const page = <A, B>(p: Page.Page<A>, view: (item: A) => B) => ({
+  data: p.items.map(view),
+  has_more: p.hasMore,
+  next_starting_after: p.nextCursor
+})
+
+/** An IP block as operators see it. */
+export const ipBlock = (b: {
+  readonly ipKey: string
+  readonly until: number
+  readonly reason: string
+  readonly strikes: number
+  readonly createdAt: number
+}) => ({
+  ip: b.ipKey,
+  until: new Date(b.until).toISOString(),
+  reason: b.reason,
+  strikes: b.strikes,
+  created_at: new Date(b.createdAt).toISOString()
+})
 
 /** A shipment with its events, shaped for operators (snake_case JSON, local times with zone). */
 export const shipment = (s: Shipment.ShipmentRecord, events: ReadonlyArray<Event.DomainEvent>) => {
