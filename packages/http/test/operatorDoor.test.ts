@@ -19,6 +19,9 @@ const routes: ReadonlyArray<readonly [string, string]> = [
   ["POST", "/ops/v1/documents/doc_1/hide/"],
   ["GET", "/ops/v1/webhooks/"],
   ["POST", "/ops/v1/webhooks/whe_1/disable/"],
+  ["GET", "/ops/v1/webhooks/whe_1/deliveries/"],
+  ["GET", "/ops/v1/webhooks/whe_1/log/"],
+  ["GET", "/ops/v1/blocks/"],
   ["POST", "/ops/v1/events/evt_1/resend/"],
   ["GET", "/ops/v1/accounts/1234567/payment/"]
 ]
