@@ -58,7 +58,7 @@ Commands:
   document add TRACK_NO --type TYPE --file PATH [--rotation 0|90|180|270] [--batch N] [--id SOURCE_ID]
                                   add a page (PDF, JPEG, PNG, GIF, TIFF) to the current order version;
                                   a new batch unless --batch; prints the document id
-  document list TRACK_NO          every document of the order, every version, and what customers see
+  document list TRACK_NO [PAGE]   every document of the order, every version, newest first, and what customers see
   document hide|unhide|remove DOC_ID   change what customers see (old download links die)
   document replace DOC_ID --file PATH  replace the file (old download links die)
   signature add TRACK_NO --name RECIPIENT --file PATH   add a signature (the latest one is shown)
@@ -575,16 +575,12 @@ commands["document"] = async () => {
     )
     out(d.id, d)
   } else if (sub === "list") {
-    const listed = OperatorViews.orderDocuments(
-      await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO")))
-    )
-    out(
-      [
-        `${listed.track_no}  order version ${listed.order_version}  invoice ${listed.invoice || "-"}`,
-        ...listed.documents.map(documentLine)
-      ].join("\n"),
-      listed
-    )
+    const listed = await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO"), pageQuery()))
+    const { data: _data, has_more: _more, next_starting_after: _next, ...order } = OperatorViews.orderDocuments(listed)
+    outPage(listed.page, OperatorViews.document, documentLine, "no documents", {
+      human: `${order.track_no}  order version ${order.order_version}  invoice ${order.invoice || "-"}`,
+      machine: order
+    })
   } else if (sub === "hide" || sub === "unhide" || sub === "remove") {
     const view = await withCore(
       Documents.setVisibility(need(positionals[2], "DOC_ID"), sub).pipe(
@@ -604,7 +600,7 @@ commands["document"] = async () => {
     out(documentLine(view), view)
   } else
     throw new UsageError(
-      "document add TRACK_NO --type TYPE --file PATH | document list TRACK_NO | document hide|unhide|remove DOC_ID | document replace DOC_ID --file PATH"
+      "document add TRACK_NO --type TYPE --file PATH | document list TRACK_NO [PAGE] | document hide|unhide|remove DOC_ID | document replace DOC_ID --file PATH"
     )
 }
 

@@ -149,7 +149,10 @@ export const document = ({ document: d, shown }: Documents.OperatorDocument) => 
   captured_at: new Date(d.capturedAt).toISOString()
 })
 
-/** An order's documents as operators see them: every version, what customers see marked. */
+/**
+ * An order and a page of its documents as operators see them: every version, newest first,
+ * what customers see marked.
+ */
 export const orderDocuments = (listed: {
   readonly order: {
     readonly trackNo: string
@@ -158,12 +161,12 @@ export const orderDocuments = (listed: {
     readonly invoice: string
     readonly currentVersion: number
   }
-  readonly documents: ReadonlyArray<Documents.OperatorDocument>
+  readonly page: Page.Page<Documents.OperatorDocument>
 }) => ({
   track_no: listed.order.trackNo,
   customer_no: listed.order.customerNo,
   reference: listed.order.reference,
   invoice: listed.order.invoice,
   order_version: listed.order.currentVersion,
-  documents: listed.documents.map(document)
+  ...page(listed.page, document)
 })
