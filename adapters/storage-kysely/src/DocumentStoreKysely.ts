@@ -9,7 +9,14 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Insertable, Selectable } from "kysely"
 import type { Connection, Statement } from "./internal/connection.js"
-import { type DocumentRecord, type DocumentStoreShape, type OrderRecord, VersionConflict } from "./internal/core.js"
+import {
+  type DocumentRecord,
+  type DocumentStoreShape,
+  type OrderRecord,
+  Page,
+  VersionConflict
+} from "./internal/core.js"
+import { keyset } from "./internal/paging.js"
 import type { DocumentsTable } from "./Tables.js"
 
 const num = (v: number | string | bigint): number => Number(v)
@@ -242,6 +249,17 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
           .orderBy("page")
           .orderBy("created_at")
       ).pipe(Effect.map((rows) => rows.map(toDocument))),
+
+    // An order's documents are few (its pages, versions and signatures): no index beyond the
+    // track_no one; the page's sort is over one order's rows.
+    listPage: (trackNo, page) =>
+      rows("documents.list-page", (c) =>
+        keyset(
+          c.selectFrom("waybill_documents").selectAll().where("track_no", "=", trackNo),
+          ["created_at", "id"],
+          page
+        )
+      ).pipe(Effect.map((rows) => Page.sliceOf(rows.map(toDocument), page.limit))),
 
     findDocument: (id) =>
       execute("documents.find", findDocumentSql({ id })).pipe(

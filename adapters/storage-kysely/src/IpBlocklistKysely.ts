@@ -6,7 +6,8 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Connection } from "./internal/connection.js"
-import { type IpBlocklistShape } from "./internal/core.js"
+import { type IpBlocklistShape, Page } from "./internal/core.js"
+import { keyset } from "./internal/paging.js"
 
 /** `IpBlocklist` over Kysely: blocked client addresses with an end time. */
 export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
@@ -44,10 +45,10 @@ export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
       write("ip_blocks.remove", (c) => c.deleteFrom("waybill_ip_blocks").where("ip_key", "=", ipKey)).pipe(
         Effect.map((r) => r > 0)
       ),
-    listActive: (now) =>
+    listActive: (now, page) =>
       rows("ip_blocks.list", (c) =>
-        c.selectFrom("waybill_ip_blocks").selectAll().where("until", ">", now).orderBy("until")
-      ).pipe(Effect.map((rows) => rows.map(ipBlock)))
+        keyset(c.selectFrom("waybill_ip_blocks").selectAll().where("until", ">", now), ["created_at", "ip_key"], page)
+      ).pipe(Effect.map((rows) => Page.sliceOf(rows.map(ipBlock), page.limit)))
   }
 
   return ipBlocks

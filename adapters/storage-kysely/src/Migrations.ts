@@ -582,6 +582,50 @@ const blobsAndKeyCheck: Migration = {
 }
 
 /**
+ * The indexes the paged lists read (`internal/paging.ts`): each keyset, `(key) < (cursor)`
+ * newest first within one endpoint or one account, is one backward range of an index that
+ * ends in the key's columns. Each replaces the index that held the same filter without the
+ * key (whose lookups the new one serves by its prefix), so writes pay for no extra index.
+ * IP blocks and the unfiltered endpoint list stay small enough to sort per page.
+ */
+const pagingIndexes: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createIndex("waybill_webhook_deliveries_list_idx")
+      .on("waybill_webhook_deliveries")
+      .columns(["endpoint_id", "created_at", "event_id"])
+      .execute()
+    await db.schema
+      .createIndex("waybill_webhook_attempts_list_idx")
+      .on("waybill_webhook_attempts")
+      .columns(["endpoint_id", "at", "event_id", "attempt"])
+      .execute()
+    await db.schema.dropIndex("waybill_webhook_attempts_endpoint_idx").ifExists().execute()
+    await db.schema
+      .createIndex("waybill_webhook_endpoints_list_idx")
+      .on("waybill_webhook_endpoints")
+      .columns(["customer_no", "created_at", "id"])
+      .execute()
+    await db.schema.dropIndex("waybill_webhook_endpoints_customer_idx").ifExists().execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema
+      .createIndex("waybill_webhook_endpoints_customer_idx")
+      .on("waybill_webhook_endpoints")
+      .column("customer_no")
+      .execute()
+    await db.schema.dropIndex("waybill_webhook_endpoints_list_idx").ifExists().execute()
+    await db.schema
+      .createIndex("waybill_webhook_attempts_endpoint_idx")
+      .on("waybill_webhook_attempts")
+      .columns(["endpoint_id", "at"])
+      .execute()
+    await db.schema.dropIndex("waybill_webhook_attempts_list_idx").ifExists().execute()
+    await db.schema.dropIndex("waybill_webhook_deliveries_list_idx").ifExists().execute()
+  }
+}
+
+/**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
@@ -597,7 +641,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0009_registration_email": registrationEmail,
   "0010_payment_enablements": paymentEnablements,
   "0011_idempotency": idempotency,
-  "0012_blobs_and_key_check": blobsAndKeyCheck
+  "0012_blobs_and_key_check": blobsAndKeyCheck,
+  "0013_paging_indexes": pagingIndexes
 }
 
 /**

@@ -10,7 +10,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from "kysely"
 import type { Connection } from "./internal/connection.js"
-import type { WebhookStoreShape } from "./internal/core.js"
+import { Page, type WebhookStoreShape } from "./internal/core.js"
+import { keyset } from "./internal/paging.js"
 import type { Webhook } from "@waybill/core"
 import type {
   EventsTable,
@@ -351,12 +352,12 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         c.selectFrom("waybill_webhook_endpoints").selectAll().where("id", "=", id)
       ).pipe(Effect.map((r) => Option.map(Option.fromNullable(r), toEndpoint))),
 
-    listEndpoints: (customerNo) =>
+    listEndpoints: ({ customerNo }, page) =>
       rows("webhooks.endpoint-list", (c) => {
         let q = c.selectFrom("waybill_webhook_endpoints").selectAll()
         if (customerNo !== undefined) q = q.where("customer_no", "=", customerNo)
-        return q.orderBy("created_at").orderBy("id")
-      }).pipe(Effect.map((rows) => rows.map(toEndpoint))),
+        return keyset(q, ["created_at", "id"], page)
+      }).pipe(Effect.map((rows) => Page.sliceOf(rows.map(toEndpoint), page.limit))),
 
     claimDue: ({ leaseMs, limit, now, owner, perEndpoint, skipEndpoints }) =>
       Effect.gen(function* () {
@@ -497,26 +498,23 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         })
       ),
 
-    listDeliveries: (endpointId, limit) =>
+    listDeliveries: (endpointId, page) =>
       rows("webhooks.delivery-list", (c) =>
-        c
-          .selectFrom("waybill_webhook_deliveries")
-          .selectAll()
-          .where("endpoint_id", "=", endpointId)
-          .orderBy("created_at", "desc")
-          .orderBy("event_id", "desc")
-          .limit(limit)
-      ).pipe(Effect.map((rows) => rows.map(toDelivery))),
+        keyset(
+          c.selectFrom("waybill_webhook_deliveries").selectAll().where("endpoint_id", "=", endpointId),
+          ["created_at", "event_id"],
+          page
+        )
+      ).pipe(Effect.map((rows) => Page.sliceOf(rows.map(toDelivery), page.limit))),
 
-    listAttempts: (endpointId, limit) =>
+    listAttempts: (endpointId, page) =>
       rows("webhooks.attempt-list", (c) =>
-        c
-          .selectFrom("waybill_webhook_attempts")
-          .selectAll()
-          .where("endpoint_id", "=", endpointId)
-          .orderBy("at", "desc")
-          .limit(limit)
-      ).pipe(Effect.map((rows) => rows.map(toAttempt))),
+        keyset(
+          c.selectFrom("waybill_webhook_attempts").selectAll().where("endpoint_id", "=", endpointId),
+          ["at", "event_id", "attempt"],
+          page
+        )
+      ).pipe(Effect.map((rows) => Page.sliceOf(rows.map(toAttempt), page.limit))),
 
     enqueue: (endpointId, eventId, now) =>
       write("webhooks.enqueue", (c) =>

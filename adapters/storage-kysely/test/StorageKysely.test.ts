@@ -255,6 +255,31 @@ describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQL
     })
   )
 
+  it.scoped("paged lists read their keyset as one index range, no sort (0013_paging_indexes)", () =>
+    Effect.gen(function* () {
+      const { db, queries, sqlite } = yield* recordingSqlite
+      yield* migrate(db)
+      const { webhooks } = yield* StorageKysely.make(db)
+      const plan = () => {
+        const q = queries.at(-1)!
+        return sqlite
+          .prepare(`explain query plan ${q.sql}`)
+          .all(...(q.parameters as Array<unknown>))
+          .map((row) => (row as { readonly detail: string }).detail)
+          .join("\n")
+      }
+      yield* webhooks.listDeliveries("we_x", { limit: 5, startingAfter: [1, "evt_x"] })
+      expect(plan()).toContain("waybill_webhook_deliveries_list_idx")
+      expect(plan()).not.toContain("TEMP B-TREE")
+      yield* webhooks.listAttempts("we_x", { limit: 5, startingAfter: [1, "evt_x", 2] })
+      expect(plan()).toContain("waybill_webhook_attempts_list_idx")
+      expect(plan()).not.toContain("TEMP B-TREE")
+      yield* webhooks.listEndpoints({ customerNo: "1000001" }, { limit: 5, startingAfter: [1, "we_x"] })
+      expect(plan()).toContain("waybill_webhook_endpoints_list_idx")
+      expect(plan()).not.toContain("TEMP B-TREE")
+    })
+  )
+
   it.scoped("the registration e-mail check uses the index on lower(email)", () =>
     Effect.gen(function* () {
       const { db, queries, sqlite } = yield* recordingSqlite

@@ -11,6 +11,7 @@ import { dirname, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Option from "effect/Option"
@@ -22,6 +23,7 @@ import {
   Idempotency,
   IpBlocks,
   Operations,
+  Page,
   Provisioning,
   Webhooks
 } from "@waybill/core"
@@ -63,7 +65,7 @@ Commands:
   key enable  --customer NO --mode live|test   let a disabled key work again (old tickets stay dead)
   ip block IP [--hours 1] [--reason TEXT]   refuse an address (an IPv6 address blocks its /64)
   ip unblock IP                   lift a block (and forget the address's abuse counts)
-  ip list                         blocks in force
+  ip list [PAGE]                  blocks in force, newest first
   shipment show TRACK_NO          state, stops, legs, events and the commands allowed now
   shipment assign|unassign|arrive|pickup|complete-stop|fail-attempt|return|deliver|fail|cancel TRACK_NO
            [--driver ID] [--stop N] [--reason CODE]
@@ -73,7 +75,7 @@ Commands:
   document add TRACK_NO --type TYPE --file PATH [--rotation 0|90|180|270] [--batch N] [--id SOURCE_ID]
                                   add a page (PDF, JPEG, PNG, GIF, TIFF) to the current order version;
                                   a new batch unless --batch; prints the document id
-  document list TRACK_NO          every document of the order, every version, and what customers see
+  document list TRACK_NO [PAGE]   every document of the order, every version, newest first, and what customers see
   document hide|unhide|remove DOC_ID   change what customers see (old download links die)
   document replace DOC_ID --file PATH  replace the file (old download links die)
   signature add TRACK_NO --name RECIPIENT --file PATH   add a signature (the latest one is shown)
@@ -81,17 +83,22 @@ Commands:
   order set-invoice TRACK_NO INVOICE_NO   store the invoice number (lookups by invoice_no)
   webhook add --customer NO --url URL --events TYPE,TYPE|*   add an HTTPS endpoint for the selected event
                                   types (prints its id and its whsec_ signing secret once)
-  webhook list [--customer NO]    endpoints, their events and whether they are enabled
+  webhook list [--customer NO] [PAGE]   endpoints, their events and whether they are enabled
   webhook rotate-secret ENDPOINT_ID   new signing secret (printed once); the old one also signs for 24 h
   webhook disable|enable ENDPOINT_ID  stop or resume deliveries (enabling gives 5 fresh days)
   webhook update ENDPOINT_ID [--url URL] [--events TYPE,TYPE|*]   change where it sends and what
                                   (queued deliveries go to the new URL)
   webhook delete ENDPOINT_ID      remove it: its queued deliveries are dropped, its history removed
-  webhook deliveries ENDPOINT_ID  the newest deliveries and the delivery log (status, duration, answer)
+  webhook deliveries ENDPOINT_ID [PAGE]   the endpoint's deliveries (status, attempts, next try)
+  webhook log ENDPOINT_ID [PAGE]  the delivery log: one line per attempt (status, duration, answer)
   webhook resend EVENT_ID         send an event again (same webhook-id) to every endpoint it was for
   webhook recover ENDPOINT_ID --since TIME   queue again what the endpoint selected and did not get
   webhook test ENDPOINT_ID        queue a webhook.test event for the endpoint
   idempotency purge               delete Idempotency-Key records older than 24 h (serve does it hourly)
+
+PAGE, on every list: [--limit N] [--starting-after CURSOR]
+                      lists are newest first, N (1 to 100, default 20) at a time; when more
+                      follow, the last line names the --starting-after of the next page
 
 Options for every command:
   --db FILE           SQLite database (default .waybill/waybill.db in the directory pnpm was
@@ -136,6 +143,8 @@ const COMMAND_FLAGS = {
   batch: { type: "string" },
   id: { type: "string" },
   hours: { type: "string" },
+  limit: { type: "string" },
+  "starting-after": { type: "string" },
   stop: { type: "string" },
   reason: { type: "string" },
   help: { type: "boolean", short: "h", default: false }
@@ -192,6 +201,33 @@ const logFormat = (value: string | undefined): LogFormat => {
   } catch (e) {
     throw new UsageError((e as Error).message)
   }
+}
+
+/** `--limit` and `--starting-after` of a list command. */
+const pageQuery = (): Page.Query => {
+  const query = Page.parseQuery(values.limit, values["starting-after"])
+  if (Either.isLeft(query)) throw new UsageError(`--${query.left.message.replace("_", "-")}`)
+  return query.right
+}
+
+/** Prints a page: its lines (or `empty`), then how to get the next page when more follow. */
+const outPage = <A, B>(
+  page: Page.Page<A>,
+  view: (item: A) => B,
+  line: (b: B) => string,
+  empty: string,
+  head?: { readonly human: string; readonly machine: Record<string, unknown> }
+) => {
+  const listed = OperatorViews.page(page, view)
+  const lines = listed.data.map(line)
+  out(
+    [
+      ...(head === undefined ? [] : [head.human]),
+      ...(lines.length === 0 ? [empty] : lines),
+      ...(listed.next_starting_after === null ? [] : [`more: --starting-after ${listed.next_starting_after}`])
+    ].join("\n"),
+    { ...head?.machine, ...listed }
+  )
 }
 
 const keyMode = (value: string | undefined): "live" | "test" => {
@@ -509,27 +545,18 @@ const shipmentView = (v: ReturnType<typeof OperatorViews.shipment>): string =>
 
 commands["ip"] = async () => {
   const sub = positionals[1]
-  const shape = (b: { ipKey: string; until: number; reason: string; strikes: number }) => ({
-    ip: b.ipKey,
-    until: new Date(b.until).toISOString(),
-    reason: b.reason,
-    strikes: b.strikes
-  })
   if (sub === "block") {
     const hours = Number(values.hours ?? 1)
     if (!Number.isFinite(hours) || hours <= 0) throw new UsageError("--hours must be a positive number")
     const b = await withCore(IpBlocks.block(need(positionals[2], "IP"), hours * 3_600_000, values.reason ?? "operator"))
-    out(`blocked ${b.ipKey} until ${new Date(b.until).toISOString()}`, shape(b))
+    out(`blocked ${b.ipKey} until ${new Date(b.until).toISOString()}`, OperatorViews.ipBlock(b))
   } else if (sub === "unblock") {
     const removed = await withCore(Abuse.forgive(need(positionals[2], "IP")))
     out(removed ? "unblocked" : "was not blocked", { unblocked: removed })
   } else if (sub === "list") {
-    const blocks = await withCore(IpBlocks.active)
-    out(
-      blocks.map((b) => `${b.ipKey}  until ${new Date(b.until).toISOString()}  ${b.reason}`).join("\n") || "no blocks",
-      blocks.map(shape)
-    )
-  } else throw new UsageError("ip block IP [--hours N] [--reason TEXT] | ip unblock IP | ip list")
+    const page = await withCore(IpBlocks.active(pageQuery()))
+    outPage(page, OperatorViews.ipBlock, (b) => `${b.ip}  until ${b.until}  ${b.reason}`, "no blocks")
+  } else throw new UsageError("ip block IP [--hours N] [--reason TEXT] | ip unblock IP | ip list [PAGE]")
 }
 
 commands["shipment"] = async () => {
@@ -597,16 +624,12 @@ commands["document"] = async () => {
     )
     out(d.id, d)
   } else if (sub === "list") {
-    const listed = OperatorViews.orderDocuments(
-      await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO")))
-    )
-    out(
-      [
-        `${listed.track_no}  order version ${listed.order_version}  invoice ${listed.invoice || "-"}`,
-        ...listed.documents.map(documentLine)
-      ].join("\n"),
-      listed
-    )
+    const listed = await withCore(Documents.listForOperator(need(positionals[2], "TRACK_NO"), pageQuery()))
+    const { data: _data, has_more: _more, next_starting_after: _next, ...order } = OperatorViews.orderDocuments(listed)
+    outPage(listed.page, OperatorViews.document, documentLine, "no documents", {
+      human: `${order.track_no}  order version ${order.order_version}  invoice ${order.invoice || "-"}`,
+      machine: order
+    })
   } else if (sub === "hide" || sub === "unhide" || sub === "remove") {
     const view = await withCore(
       Documents.setVisibility(need(positionals[2], "DOC_ID"), sub).pipe(
@@ -626,7 +649,7 @@ commands["document"] = async () => {
     out(documentLine(view), view)
   } else
     throw new UsageError(
-      "document add TRACK_NO --type TYPE --file PATH | document list TRACK_NO | document hide|unhide|remove DOC_ID | document replace DOC_ID --file PATH"
+      "document add TRACK_NO --type TYPE --file PATH | document list TRACK_NO [PAGE] | document hide|unhide|remove DOC_ID | document replace DOC_ID --file PATH"
     )
 }
 
@@ -694,9 +717,8 @@ commands["webhook"] = async () => {
       secret
     })
   } else if (sub === "list") {
-    const list = await withCore(Webhooks.listEndpoints(values.customer))
-    const views = list.map(OperatorViews.endpoint)
-    out(views.map(endpointLine).join("\n") || "no endpoints", views)
+    const page = await withCore(Webhooks.listEndpoints(values.customer, pageQuery()))
+    outPage(page, OperatorViews.endpoint, endpointLine, "no endpoints")
   } else if (sub === "rotate-secret") {
     const rotated = await withCore(Webhooks.rotateSecret(need(positionals[2], "ENDPOINT_ID")))
     const secret = Redacted.value(rotated.secret)
@@ -728,28 +750,27 @@ commands["webhook"] = async () => {
     const e = await withCore(Webhooks.deleteEndpoint(need(positionals[2], "ENDPOINT_ID")))
     out(`deleted ${e.id} (its queued deliveries were dropped)`, { ...OperatorViews.endpoint(e), deleted: true })
   } else if (sub === "deliveries") {
-    const d = await withCore(Webhooks.deliveries(need(positionals[2], "ENDPOINT_ID")))
-    const machine = {
-      endpoint: OperatorViews.endpoint(d.endpoint),
-      deliveries: d.deliveries.map(OperatorViews.delivery),
-      attempts: d.attempts.map(OperatorViews.attempt)
-    }
-    out(
-      [
-        endpointLine(machine.endpoint),
-        "deliveries:",
-        ...machine.deliveries.map(
-          (x) =>
-            `  ${x.event_id}  ${x.track_no || "-"} #${x.sequence}  ${x.status}  attempts ${x.attempts}` +
-            (x.next_attempt_at === null ? "" : `  next ${x.next_attempt_at}`)
-        ),
-        "log:",
-        ...machine.attempts.map(
-          (a) =>
-            `  ${a.at}  ${a.event_id}  attempt ${a.attempt}  ${a.status ?? "no answer"}  ${a.duration_ms} ms  ${JSON.stringify(a.response.slice(0, 80))}`
-        )
-      ].join("\n"),
-      machine
+    const d = await withCore(Webhooks.deliveries(need(positionals[2], "ENDPOINT_ID"), pageQuery()))
+    const endpoint = OperatorViews.endpoint(d.endpoint)
+    outPage(
+      d.page,
+      OperatorViews.delivery,
+      (x) =>
+        `  ${x.event_id}  ${x.track_no || "-"} #${x.sequence}  ${x.status}  attempts ${x.attempts}` +
+        (x.next_attempt_at === null ? "" : `  next ${x.next_attempt_at}`),
+      "  no deliveries",
+      { human: `${endpointLine(endpoint)}\ndeliveries:`, machine: { endpoint } }
+    )
+  } else if (sub === "log") {
+    const log = await withCore(Webhooks.deliveryLog(need(positionals[2], "ENDPOINT_ID"), pageQuery()))
+    const endpoint = OperatorViews.endpoint(log.endpoint)
+    outPage(
+      log.page,
+      OperatorViews.attempt,
+      (a) =>
+        `  ${a.at}  ${a.event_id}  attempt ${a.attempt}  ${a.status ?? "no answer"}  ${a.duration_ms} ms  ${JSON.stringify(a.response.slice(0, 80))}`,
+      "  no attempts",
+      { human: `${endpointLine(endpoint)}\nlog:`, machine: { endpoint } }
     )
   } else if (sub === "resend") {
     const eventId = need(positionals[2], "EVENT_ID")
@@ -767,7 +788,7 @@ commands["webhook"] = async () => {
     out(`webhook.test ${eventId} queued for ${id}`, { endpoint_id: id, event_id: eventId })
   } else
     throw new UsageError(
-      "webhook add --customer NO --url URL --events a,b | webhook list | webhook update ENDPOINT_ID [--url URL] [--events a,b] | webhook rotate-secret|disable|enable|delete|deliveries|test ENDPOINT_ID | webhook resend EVENT_ID | webhook recover ENDPOINT_ID --since TIME"
+      "webhook add --customer NO --url URL --events a,b | webhook list [PAGE] | webhook update ENDPOINT_ID [--url URL] [--events a,b] | webhook deliveries|log ENDPOINT_ID [PAGE] | webhook rotate-secret|disable|enable|delete|test ENDPOINT_ID | webhook resend EVENT_ID | webhook recover ENDPOINT_ID --since TIME"
     )
 }
 

@@ -169,7 +169,7 @@ describe("automatic IP blocking", () => {
     const booking = await book(t, a.liveKey, spoof)
     expect([booking.status, booking.body.error?.message]).toEqual([403, "IP address is blocked"])
 
-    const [block] = await t.run(IpBlocks.active)
+    const [block] = (await t.run(IpBlocks.active({ limit: 100 }))).items
     expect(block).toMatchObject({ ipKey: "127.0.0.1", strikes: 1 })
     expect(block!.reason).toMatch(/^abuse: more than 5 misses/)
     expect(block!.until - Date.now()).toBeGreaterThan(3_000_000) // the first block lasts an hour, not 6 h
@@ -179,7 +179,7 @@ describe("automatic IP blocking", () => {
     expect((await waybill(t, "ip", "unblock", "127.0.0.1")).out).toEqual({ unblocked: true })
     expect((await track(t, { idx: "90000099" })).status).toBe(200)
     expect((await track(t, { idx: id })).body.data.detail).toBe("coarse")
-    expect(await t.run(IpBlocks.active)).toEqual([])
+    expect((await t.run(IpBlocks.active({ limit: 100 }))).items).toEqual([])
   })
 })
 
@@ -213,7 +213,7 @@ describe("tracking many unrelated customers (behind a trusted proxy)", () => {
     // Others are unaffected, including the owner address.
     expect((await track(t, { idx: ids[0]! }, from("198.51.100.10"))).status).toBe(200)
     expect((await track(t, { idx: ids[0]!, key: accounts[0]!.liveKey }, from("198.51.100.20"))).status).toBe(200)
-    const blocks = await t.run(IpBlocks.active)
+    const blocks = (await t.run(IpBlocks.active({ limit: 100 }))).items
     expect(blocks.map((b) => [b.ipKey, b.strikes])).toEqual([["198.51.100.9", 1]])
     expect(blocks[0]!.reason).toMatch(/^abuse: shipments of more than 2 unrelated accounts/)
   })

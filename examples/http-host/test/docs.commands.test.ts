@@ -252,6 +252,7 @@ const textPattern = (claim: string): RegExp => {
     /whsec_[A-Za-z0-9+/=]+/g,
     /\b(?:doc|evt|we|wr|vk)_[A-Za-z0-9_-]+/g,
     /token=[A-Za-z0-9_-]+/g,
+    /(?<=--starting-after )[A-Za-z0-9_-]+/g,
     /\d+(?:\.\d+)?/g
   ]
   const MARK = "\u0000"

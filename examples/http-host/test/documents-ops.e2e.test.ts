@@ -215,8 +215,8 @@ describe("/ops/v1 documents", () => {
 
     const listed = await opsCall(`orders/${trackNo}/documents/`)
     expect(listed.body.data).toMatchObject({ track_no: trackNo, invoice: "INV-OPS-1", order_version: 1 })
-    expect(listed.body.data.documents).toHaveLength(3)
-    expect(listed.body.data.documents.find((d: any) => d.id === id).shown_to_customers).toBe(false)
+    expect(listed.body.data.data).toHaveLength(3)
+    expect(listed.body.data.data.find((d: any) => d.id === id).shown_to_customers).toBe(false)
 
     expect((await opsCall(`orders/${trackNo}/new-version/`, { body: "" })).body.data).toEqual({
       track_no: trackNo,
@@ -262,7 +262,7 @@ describe("/ops/v1 documents", () => {
 
     // The listing and the customer's lookup agree.
     const listed = await opsCall(`orders/${trackNo}/documents/`)
-    const shown = listed.body.data.documents.filter((d: any) => d.shown_to_customers).map((d: any) => d.source_id)
+    const shown = listed.body.data.data.filter((d: any) => d.shown_to_customers).map((d: any) => d.source_id)
     expect(shown).toEqual(["Later"])
     const customer = (await (
       await fetch(`${t.url}/api/v1/order/docs/?control_no=${trackNo}&key=${a.liveKey}`)
@@ -438,7 +438,24 @@ describe("pnpm waybill document|signature|order (CLI)", () => {
     expect((await json("order", "new-version", trackNo)).out).toEqual({ track_no: trackNo, order_version: 2 })
     const listed = await json("document", "list", trackNo)
     expect(listed.out).toMatchObject({ invoice: "INV-CLI-1", order_version: 2 })
-    expect(listed.out.documents.map((d: any) => d.shown_to_customers)).toEqual([false, false, true])
+    // Newest first: the signature, the photo, the BOL (removed).
+    expect(listed.out.data.map((d: any) => [d.kind, d.shown_to_customers])).toEqual([
+      ["signature", true],
+      ["attachment", false],
+      ["attachment", false]
+    ])
+    const first = await json("document", "list", trackNo, "--limit", "2")
+    expect([first.out.data.length, first.out.has_more]).toEqual([2, true])
+    const rest = await json(
+      "document",
+      "list",
+      trackNo,
+      "--limit",
+      "2",
+      "--starting-after",
+      first.out.next_starting_after
+    )
+    expect([rest.out.data.map((d: any) => d.id), rest.out.has_more]).toEqual([[id], false])
 
     const missing = await json("document", "hide", "doc_missing")
     expect([missing.code, missing.out.error]).toEqual([1, "no document doc_missing"])

@@ -90,7 +90,7 @@ describe("pnpm waybill webhook", () => {
     expect(added.out.events).toEqual(["shipment.booked", "shipment.delivered"])
 
     const listed = await waybill("webhook", "list", "--customer", customerNo)
-    expect(listed.out.map((e: { id: string }) => e.id)).toEqual([id])
+    expect(listed.out.data.map((e: { id: string }) => e.id)).toEqual([id])
     expect(JSON.stringify(listed.out)).not.toContain("whsec_")
 
     expect((await waybill("webhook", "disable", id)).out).toMatchObject({ enabled: false, disabled_reason: "operator" })
@@ -135,7 +135,7 @@ describe("pnpm waybill webhook", () => {
     expect((await waybill("webhook", "recover", id, "--since", "2000-01-01T00:00:00Z")).code).toBe(0)
     expect((await waybill("webhook", "recover", id, "--since", "yesterday")).code).toBe(2)
     const log = await waybill("webhook", "deliveries", id)
-    expect(log.out.deliveries.map((d: { event_id: string }) => d.event_id)).toContain(eventId)
+    expect(log.out.data.map((d: { event_id: string }) => d.event_id)).toContain(eventId)
   }, 180_000)
 
   it("updates and deletes endpoints (`webhook update` and `webhook delete`)", async () => {

@@ -126,7 +126,7 @@ describe("Webhooks.dispatchOnce", () => {
           const before = sent.length
           yield* round
           if (sent.length > before) times.push(yield* TestClock.currentTimeMillis)
-          const [d] = yield* (yield* WebhookStore).listDeliveries(e.id, 1)
+          const [d] = (yield* (yield* WebhookStore).listDeliveries(e.id, { limit: 1 })).items
           if (d!.status !== "pending") break
           // Just before the next attempt nothing is due; at it, it is.
           yield* TestClock.setTime(d!.nextAttemptAt - 1)
@@ -137,12 +137,12 @@ describe("Webhooks.dispatchOnce", () => {
         expect(times).toHaveLength(12)
         const gaps = times.slice(1).map((t, i) => t - times[i]!)
         expect(gaps).toEqual(WebhookSchedule.delays.map((d) => Math.round(d * 0.8)))
-        const [d] = yield* (yield* WebhookStore).listDeliveries(e.id, 1)
+        const [d] = (yield* (yield* WebhookStore).listDeliveries(e.id, { limit: 1 })).items
         expect(d).toMatchObject({ status: "failed", attempts: 12 })
         // Every attempt sent the same bytes with the same webhook-id.
         expect(new Set(sent.map((r) => r.body)).size).toBe(1)
         expect(new Set(sent.map((r) => r.headers["webhook-id"]))).toEqual(new Set(["evt_T1_shipment.booked"]))
-        expect((yield* (yield* WebhookStore).listAttempts(e.id, 50)).length).toBe(12)
+        expect((yield* (yield* WebhookStore).listAttempts(e.id, { limit: 50 })).items).toHaveLength(12)
       }).pipe(Effect.provide(context))
     })
   )
@@ -156,14 +156,14 @@ describe("Webhooks.dispatchOnce", () => {
         yield* append("101", "T2", "shipment.booked")
         yield* round
         const store = yield* WebhookStore
-        expect((yield* store.listDeliveries(e.id, 1))[0]!.nextAttemptAt).toBe(600_000)
+        expect((yield* store.listDeliveries(e.id, { limit: 1 })).items[0]!.nextAttemptAt).toBe(600_000)
         yield* TestClock.setTime(600_000)
         yield* round
         // Second failure, 429 without Retry-After: 30 s * 0.8 lifted to the 60 s floor.
-        expect((yield* store.listDeliveries(e.id, 1))[0]!.nextAttemptAt).toBe(660_000)
+        expect((yield* store.listDeliveries(e.id, { limit: 1 })).items[0]!.nextAttemptAt).toBe(660_000)
         yield* TestClock.setTime(660_000)
         yield* round
-        expect((yield* store.listDeliveries(e.id, 1))[0]!.status).toBe("delivered")
+        expect((yield* store.listDeliveries(e.id, { limit: 1 })).items[0]!.status).toBe("delivered")
       }).pipe(Effect.provide(context))
     })
   )
@@ -262,7 +262,7 @@ describe("Webhooks.dispatchOnce", () => {
         expect(sent).toHaveLength(2)
         expect(sent[1]!.body).toBe(sent[0]!.body)
         expect(sent[1]!.headers["webhook-id"]).toBe(sent[0]!.headers["webhook-id"])
-        expect((yield* (yield* WebhookStore).listDeliveries(e.id, 1))[0]!.status).toBe("delivered")
+        expect((yield* (yield* WebhookStore).listDeliveries(e.id, { limit: 1 })).items[0]!.status).toBe("delivered")
       }).pipe(Effect.provide(context))
     })
   )
@@ -277,10 +277,10 @@ describe("Webhooks.dispatchOnce", () => {
         const store = yield* WebhookStore
         const fiber = yield* Effect.fork(Webhooks.runDispatcher({ owner: "stopping", idle: "1 hour" }))
         while (sent.length === 0) yield* Effect.yieldNow()
-        const [leased] = yield* store.listDeliveries(e.id, 1)
+        const [leased] = (yield* store.listDeliveries(e.id, { limit: 1 })).items
         expect([leased!.leaseOwner, leased!.leaseUntil]).toEqual(["stopping", 60_000])
         yield* Fiber.interrupt(fiber)
-        const [released] = yield* store.listDeliveries(e.id, 1)
+        const [released] = (yield* store.listDeliveries(e.id, { limit: 1 })).items
         expect([released!.status, released!.leaseOwner, released!.leaseUntil, released!.attempts]).toEqual([
           "pending",
           null,

@@ -30,7 +30,14 @@ import { downloadRoute } from "./routes/download.js"
 import { opsActionRoute, opsShowRoute } from "./routes/ops.js"
 import { opsKeyRoute, opsPaymentRoute } from "./routes/opsAccounts.js"
 import { opsDocumentRoute, opsOrderRoute } from "./routes/opsDocuments.js"
-import { opsEndpointRoute, opsEventRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
+import {
+  opsEndpointRoute,
+  opsEventRoute,
+  opsWebhookListRoute,
+  opsWebhookRoute,
+  opsWebhooksRoute
+} from "./routes/opsWebhooks.js"
+import { opsBlocksRoute } from "./routes/opsBlocks.js"
 import { openApiRoute } from "./routes/openapi.js"
 import { quoteRoute } from "./routes/quote.js"
 import { healthzRoute, metricsRoute, readyzRoute } from "./routes/health.js"
@@ -95,7 +102,9 @@ const EXACT: Readonly<Record<string, Route>> = {
 /** Pattern routes with their labels: the pattern, never the raw path, names them in logs and metrics. */
 const PATTERNS: ReadonlyArray<readonly [RegExp, Route, string]> = [
   [/^\/ops\/v1\/shipments\/([^/]{1,32})\/$/, opsShowRoute, "/ops/v1/shipments/{track_no}/"],
+  [/^\/ops\/v1\/blocks\/$/, opsBlocksRoute, "/ops/v1/blocks/"],
   [/^\/ops\/v1\/webhooks\/$/, opsWebhooksRoute, "/ops/v1/webhooks/"],
+  [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/(deliveries|log)\/$/, opsWebhookListRoute, "/ops/v1/webhooks/{id}/{list}/"],
   [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/$/, opsEndpointRoute, "/ops/v1/webhooks/{id}/"],
   [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsWebhookRoute, "/ops/v1/webhooks/{id}/{action}/"],
   [/^\/ops\/v1\/events\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsEventRoute, "/ops/v1/events/{id}/{action}/"],

@@ -56,7 +56,7 @@ const layer = Layer.mergeAll(
     find: () => Effect.succeed(Option.none()),
     put: () => Effect.void,
     remove: () => Effect.succeed(false),
-    listActive: () => Effect.succeed([])
+    listActive: () => Effect.succeed({ items: [], hasMore: false })
   }),
   Layer.succeed(Geo, { lookup: () => Effect.succeed(Option.none()) }),
   RateLimits.memory,

@@ -26,7 +26,7 @@ const noBlocks = Layer.succeed(IpBlocklist, {
   find: () => Effect.succeed(Option.none()),
   put: () => Effect.void,
   remove: () => Effect.succeed(false),
-  listActive: () => Effect.succeed([])
+  listActive: () => Effect.succeed({ items: [], hasMore: false })
 })
 const noZips = Layer.succeed(Geo, { lookup: () => Effect.succeed(Option.none()) })
 const layer = Layer.mergeAll(

@@ -16,6 +16,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type Document, DocumentStore, ShipmentStore, Transactor } from "@waybill/core"
 import * as Fixtures from "./Fixtures.js"
+import { checkProperty, listSample, newestFirst, pageThrough } from "./internal/paging.js"
 
 /** The services this suite exercises. */
 export type DocumentStoreServices = DocumentStore | ShipmentStore | Transactor
@@ -25,6 +26,7 @@ export const cases = [
   "findOrders by control_no, customer_reference, invoice_no and any, only for the given customers",
   "findOrders honours the limit and returns nothing for no customers or no values",
   "document insert/find/listAll roundtrip",
+  "an order's documents page newest first, each once, only the order's (property)",
   "listCurrent: the current version's attachments and every signature, hidden and removed included",
   "updateDocument is optimistic: a stale version is VersionConflict and nothing changes",
   "setOrderVersion checks the expected version",
@@ -156,6 +158,26 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
     expect(sortedIds(yield* docs.listAll(s.trackNo))).toEqual(sortedIds([a, b]))
     expect(yield* docs.listAll(Fixtures.trackNo())).toEqual([])
   }),
+
+  "an order's documents page newest first, each once, only the order's (property)": Effect.flatMap(
+    stores,
+    ({ docs, shipments }) =>
+      checkProperty(listSample, ({ limit, times }) =>
+        Effect.gen(function* () {
+          const [s, t] = [Fixtures.shipment(), Fixtures.shipment()]
+          yield* shipments.insert(s)
+          yield* shipments.insert(t)
+          const mine = times.map((at) => document(s.trackNo, { createdAt: Fixtures.baseTime + at }))
+          for (const d of mine) {
+            yield* docs.insertDocument(d)
+            yield* docs.insertDocument(document(t.trackNo, { createdAt: d.createdAt }))
+          }
+          const key = (d: Document.DocumentRecord) => [d.createdAt, d.id] as const
+          const got = yield* pageThrough(limit, key, (request) => docs.listPage(s.trackNo, request))
+          expect(got).toEqual(newestFirst(mine, key))
+        })
+      )
+  ),
 
   "listCurrent: the current version's attachments and every signature, hidden and removed included": Effect.gen(
     function* () {

@@ -24,6 +24,7 @@ import {
   type Account,
   type Event,
   EventOutbox,
+  type IpBlock,
   IpBlocklist,
   type Shipment,
   ShipmentStore,
@@ -31,6 +32,7 @@ import {
 } from "@waybill/core"
 import * as Fixtures from "./Fixtures.js"
 import { skipReasons } from "./internal/contract.js"
+import { checkProperty, listSample, newestFirst, pageThrough } from "./internal/paging.js"
 
 /** The services a storage adapter provides and this suite exercises. */
 export type StorageServices = ShipmentStore | AccountStore | EventOutbox | Transactor | IpBlocklist
@@ -62,6 +64,7 @@ export const cases = [
   "listKeys",
   "link/unlink/linkedChildren are idempotent",
   "ip blocks: put/find/replace/remove and listActive",
+  "ip blocks page newest first, each once, only those in force (property)",
   "findKeyWithAccount returns the key and its account in one lookup",
   "append honours a known sequence and rejects a taken one"
 ] as const
@@ -682,11 +685,41 @@ const body: { readonly [K in ContractCase]: Effect.Effect<void, unknown, Storage
     const expired = { ipKey: "198.51.100.1", until: t0 - 1, reason: "old", createdAt: t0 - 10, strikes: 1 }
     yield* ipBlocks.put(v6)
     yield* ipBlocks.put(expired)
-    expect((yield* ipBlocks.listActive(t0)).map((b) => b.ipKey)).toEqual(["2001:db8:1:2::/64", "203.0.113.9"])
+    // Newest first by (createdAt, ipKey): the two blocks of t0 by key, descending.
+    expect((yield* ipBlocks.listActive(t0, { limit: 10 })).items.map((b) => b.ipKey)).toEqual([
+      "203.0.113.9",
+      "2001:db8:1:2::/64"
+    ])
     expect(yield* ipBlocks.remove("203.0.113.9")).toBe(true)
     expect(yield* ipBlocks.remove("203.0.113.9")).toBe(false)
     expect(yield* ipBlocks.find("203.0.113.9")).toEqual(Option.none())
-  })
+  }),
+
+  "ip blocks page newest first, each once, only those in force (property)": Effect.flatMap(stores, ({ ipBlocks }) =>
+    checkProperty(listSample, ({ limit, times }) =>
+      Effect.gen(function* () {
+        const now = Fixtures.baseTime
+        // Fixed-width keys, so every collation orders them as code units do.
+        const blocks = times.map((t, i) => ({
+          ipKey: `192.0.2.${String(100 + i)}`,
+          until: now + 1 + (i % 4 === 3 ? -2 : i),
+          reason: "paging",
+          createdAt: now - 10 + t,
+          strikes: 1
+        }))
+        for (const b of blocks) yield* ipBlocks.put(b)
+        const key = (b: IpBlock) => [b.createdAt, b.ipKey] as const
+        const got = yield* pageThrough(limit, key, (request) => ipBlocks.listActive(now, request))
+        expect(got).toEqual(
+          newestFirst(
+            blocks.filter((b) => b.until > now),
+            key
+          )
+        )
+        for (const b of blocks) yield* ipBlocks.remove(b.ipKey)
+      })
+    )
+  )
 }
 
 /**

@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import { EventOutbox, Transactor, type Webhook, WebhookStore } from "@waybill/core"
 import * as Fixtures from "./Fixtures.js"
 import { registerCases, skipReasons } from "./internal/contract.js"
+import { checkProperty, compareKeys, listSample, newestFirst, pageThrough } from "./internal/paging.js"
 
 /** The services this suite exercises. */
 export type WebhookServices = WebhookStore | EventOutbox | Transactor
@@ -23,6 +24,9 @@ export type WebhookServices = WebhookStore | EventOutbox | Transactor
 /** Every case of the suite, by the name it is reported under. */
 export const cases = [
   "endpoint insert/find/update/list roundtrip",
+  "endpoints page newest first, each once, only the account's (property)",
+  "deliveries page newest first, each once, only the endpoint's (property)",
+  "the delivery log pages newest first, each once, only the endpoint's (property)",
   "append fans out to enabled endpoints that selected the type, and only those",
   "fan-out rolls back with the event",
   "a claim leases a delivery until the lease expires",
@@ -111,9 +115,105 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     expect(yield* store.updateEndpoint({ ...changed, id: endpointId() })).toBe(false)
     const other = endpoint({ customerNo: e.customerNo, createdAt: T + 1 })
     yield* store.insertEndpoint(other)
-    expect((yield* store.listEndpoints(e.customerNo)).map((x) => x.id)).toEqual([e.id, other.id])
+    expect(yield* store.listEndpoints({ customerNo: e.customerNo }, { limit: 10 })).toEqual({
+      items: [other, changed],
+      hasMore: false
+    })
     expect(yield* store.findEndpoint(endpointId())).toEqual(Option.none())
   }),
+
+  "endpoints page newest first, each once, only the account's (property)": Effect.flatMap(services, ({ store }) =>
+    checkProperty(listSample, ({ limit, times }) =>
+      Effect.gen(function* () {
+        const customerNo = Fixtures.customerNo()
+        const mine = times.map((t) => endpoint({ customerNo, createdAt: T + t }))
+        // Another account's endpoints at the same times, interleaved by id with the account's.
+        const theirs = times.map((t) => endpoint({ createdAt: T + t }))
+        for (const e of mine.flatMap((m, i) => [m, theirs[i]!])) yield* store.insertEndpoint(e)
+        const key = (e: Webhook.EndpointRecord) => [e.createdAt, e.id] as const
+        const list = (request: Parameters<typeof store.listEndpoints>[1]) =>
+          store.listEndpoints({ customerNo }, request)
+        expect((yield* pageThrough(limit, key, list)).map((e) => e.id)).toEqual(newestFirst(mine, key).map((e) => e.id))
+        // Another account's item as the cursor is only a position: the account's items below it.
+        for (const other of theirs) {
+          const below = (yield* pageThrough(limit, key, list, key(other))).map((e) => e.id)
+          const expected = newestFirst(mine, key).filter((e) => compareKeys(key(e), key(other)) < 0)
+          expect(below).toEqual(expected.map((e) => e.id))
+        }
+        // Without a filter: every endpoint once, the account's and the other's among them.
+        const all = yield* pageThrough(limit + 10, key, (request) => store.listEndpoints({}, request))
+        expect(new Set(all.map((e) => e.id)).size).toBe(all.length)
+        expect(all).toEqual(newestFirst(all, key))
+        for (const e of [...mine, ...theirs]) expect(all.map((x) => x.id)).toContain(e.id)
+      })
+    )
+  ),
+
+  "deliveries page newest first, each once, only the endpoint's (property)": Effect.flatMap(
+    services,
+    ({ outbox, store }) =>
+      checkProperty(listSample, ({ limit, times }) =>
+        Effect.gen(function* () {
+          // Selects no type the events have: deliveries come from enqueue, at the sampled times.
+          const e = endpoint({ eventTypes: ["shipment.canceled"] })
+          const other = endpoint({ customerNo: e.customerNo, eventTypes: ["shipment.canceled"] })
+          yield* store.insertEndpoint(e)
+          yield* store.insertEndpoint(other)
+          for (const t of times) {
+            const ev = yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
+            yield* store.enqueue(e.id, ev.id, T + t)
+            yield* store.enqueue(other.id, ev.id, T + t)
+          }
+          const key = (d: Webhook.DeliveryRecord) => [d.createdAt, d.eventId] as const
+          const read = (id: string) => pageThrough(limit, key, (request) => store.listDeliveries(id, request))
+          const got = yield* read(e.id)
+          expect(got.every((d) => d.endpointId === e.id)).toBe(true)
+          expect(got).toHaveLength(times.length)
+          expect(got).toEqual(newestFirst(got, key))
+          expect(new Set(got.map((d) => d.eventId)).size).toBe(times.length)
+          expect(got.map((d) => d.createdAt).sort()).toEqual(times.map((t) => T + t).sort())
+          expect((yield* read(other.id)).map(key)).toEqual(got.map(key))
+        })
+      )
+  ),
+
+  "the delivery log pages newest first, each once, only the endpoint's (property)": Effect.flatMap(
+    services,
+    ({ store }) =>
+      checkProperty(listSample, ({ limit, times }) =>
+        Effect.gen(function* () {
+          const e = endpoint()
+          const other = endpoint({ customerNo: e.customerNo })
+          yield* store.insertEndpoint(e)
+          yield* store.insertEndpoint(other)
+          // Lines of a few events, several attempts each, many at one time: the whole key breaks ties.
+          const lines = times.map(
+            (t, i): Webhook.AttemptRecord => ({
+              endpointId: e.id,
+              eventId: `evt_page_${String(i % 3).padStart(3, "0")}`,
+              attempt: 1 + Math.floor(i / 3),
+              at: T + t,
+              status: 200,
+              ok: true,
+              durationMs: i,
+              response: `line ${i}`
+            })
+          )
+          // No delivery is leased by this owner: complete only logs the line.
+          for (const line of lines) {
+            yield* store.complete({ owner: "nobody", attempt: line, outcome: { _tag: "Delivered" } })
+            yield* store.complete({
+              owner: "nobody",
+              attempt: { ...line, endpointId: other.id },
+              outcome: { _tag: "Delivered" }
+            })
+          }
+          const key = (a: Webhook.AttemptRecord) => [a.at, a.eventId, a.attempt] as const
+          const got = yield* pageThrough(limit, key, (request) => store.listAttempts(e.id, request))
+          expect(got).toEqual(newestFirst(lines, key))
+        })
+      )
+  ),
 
   "append fans out to enabled endpoints that selected the type, and only those": Effect.gen(function* () {
     const { outbox, store } = yield* services
@@ -153,7 +253,7 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
       )
     )
     expect(mine(yield* claimAll("d1", T + 1000), e)).toEqual([])
-    expect(yield* store.listDeliveries(e.id, 10)).toEqual([])
+    expect((yield* store.listDeliveries(e.id, { limit: 10 })).items).toEqual([])
   }),
 
   "a claim leases a delivery until the lease expires": Effect.gen(function* () {
@@ -268,14 +368,14 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     const [c] = mine(yield* claimAll("a", T), e)
     const log = attempt(c!, T + 10, 204, true)
     expect(yield* store.complete({ owner: "a", attempt: log, outcome: { _tag: "Delivered" } })).toBe(true)
-    expect(yield* store.listAttempts(e.id, 10)).toEqual([log])
-    const [d] = yield* store.listDeliveries(e.id, 10)
+    expect((yield* store.listAttempts(e.id, { limit: 10 })).items).toEqual([log])
+    const [d] = (yield* store.listDeliveries(e.id, { limit: 10 })).items
     expect(d).toMatchObject({ status: "delivered", attempts: 1, leaseOwner: null, lastStatus: 204 })
     expect(mine(yield* claimAll("b", T + 10_000_000), e)).toEqual([])
     expect(yield* store.complete({ owner: "b", attempt: { ...log, attempt: 2 }, outcome: { _tag: "Delivered" } })).toBe(
       false
     )
-    expect(yield* store.listAttempts(e.id, 10)).toHaveLength(2)
+    expect((yield* store.listAttempts(e.id, { limit: 10 })).items).toHaveLength(2)
   }),
 
   "a retry is not claimable before its time, a failed one never": Effect.gen(function* () {
@@ -294,7 +394,7 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     expect(mine(yield* claimAll("a", T + 29_999), e)).toEqual([])
     const due = mine(yield* claimAll("a", T + 30_000), e)
     expect(due.map((c) => [c.event.id, c.delivery.attempts])).toEqual([[x!.event.id, 1]])
-    const statuses = (yield* store.listDeliveries(e.id, 10)).map((d) => [d.eventId, d.status])
+    const statuses = (yield* store.listDeliveries(e.id, { limit: 10 })).items.map((d) => [d.eventId, d.status])
     expect(statuses).toContainEqual([y!.event.id, "failed"])
   }),
 
@@ -380,11 +480,11 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
       outcome: { _tag: "Retry", nextAttemptAt: T + 1 }
     })
     yield* store.prune(T)
-    expect(yield* store.listDeliveries(e.id, 10)).toHaveLength(3)
+    expect((yield* store.listDeliveries(e.id, { limit: 10 })).items).toHaveLength(3)
     yield* store.prune(T + 1)
-    const left = yield* store.listDeliveries(e.id, 10)
+    const left = (yield* store.listDeliveries(e.id, { limit: 10 })).items
     expect(left.map((d) => [d.eventId, d.status])).toEqual([[c!.event.id, "pending"]])
-    expect(yield* store.listAttempts(e.id, 10)).toEqual([])
+    expect((yield* store.listAttempts(e.id, { limit: 10 })).items).toEqual([])
   }),
 
   "deleteEndpoint removes the endpoint, its subscriptions, deliveries and log": Effect.gen(function* () {
@@ -399,9 +499,11 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     yield* store.complete({ owner: "a", attempt: attempt(done!, T, 200, true), outcome: { _tag: "Delivered" } })
     expect(yield* store.deleteEndpoint(e.id)).toBe(true)
     expect(yield* store.findEndpoint(e.id)).toEqual(Option.none())
-    expect(yield* store.listDeliveries(e.id, 10)).toEqual([])
-    expect(yield* store.listAttempts(e.id, 10)).toEqual([])
-    expect((yield* store.listEndpoints(e.customerNo)).map((x) => x.id)).toEqual([kept.id])
+    expect((yield* store.listDeliveries(e.id, { limit: 10 })).items).toEqual([])
+    expect((yield* store.listAttempts(e.id, { limit: 10 })).items).toEqual([])
+    expect((yield* store.listEndpoints({ customerNo: e.customerNo }, { limit: 100 })).items.map((x) => x.id)).toEqual([
+      kept.id
+    ])
     // Its queued deliveries are gone, and new events no longer fan out to it.
     yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
     const later = yield* claimAll("b", T + 1)
@@ -409,7 +511,7 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     expect(mine(later, kept)).toHaveLength(1)
     expect(yield* store.deleteEndpoint(e.id)).toBe(false)
     // The other endpoint's deliveries and the events themselves are untouched.
-    expect(yield* store.listDeliveries(kept.id, 10)).toHaveLength(3)
+    expect((yield* store.listDeliveries(kept.id, { limit: 10 })).items).toHaveLength(3)
   }),
 
   "releaseLeases makes the owner's pending deliveries claimable at once, and only those": Effect.gen(function* () {
@@ -431,7 +533,7 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     // y is claimable well before its lease would have run out; z stays with b; x stays delivered.
     const again = mine(yield* claimAll(c, T + 2), e, f)
     expect(again.map((d) => [d.event.id, d.delivery.leaseOwner])).toEqual([[y!.event.id, c]])
-    const statuses = (yield* store.listDeliveries(e.id, 10)).map((d) => [d.eventId, d.status])
+    const statuses = (yield* store.listDeliveries(e.id, { limit: 10 })).items.map((d) => [d.eventId, d.status])
     expect(statuses).toContainEqual([x!.event.id, "delivered"])
     const zDone = yield* store.complete({
       owner: b,

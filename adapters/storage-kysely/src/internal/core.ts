@@ -31,6 +31,7 @@ export {
   RateLimiter as RateLimiterTag,
   type RateLimiterShape,
   RateLimits,
+  Page,
   type ShipmentChange,
   ShipmentStore as ShipmentStoreTag,
   type ShipmentStoreShape,

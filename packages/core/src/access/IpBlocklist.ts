@@ -13,7 +13,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as ClientIp from "./ClientIp.js"
-import { Metrics, type StorageError } from "../shared/index.js"
+import { Metrics, Page, type StorageError } from "../shared/index.js"
 
 export interface IpBlock {
   readonly ipKey: string
@@ -31,8 +31,11 @@ export interface IpBlocklistShape {
   readonly put: (block: IpBlock) => Effect.Effect<void, StorageError>
   /** True when a block was removed. */
   readonly remove: (ipKey: string) => Effect.Effect<boolean, StorageError>
-  /** Blocks still in force at `now`, soonest to end first. */
-  readonly listActive: (now: number) => Effect.Effect<ReadonlyArray<IpBlock>, StorageError>
+  /** A page of the blocks still in force at `now`, newest first by `(createdAt, ipKey)`. */
+  readonly listActive: (
+    now: number,
+    page: Page.Request<Page.TimeKey>
+  ) => Effect.Effect<Page.Slice<IpBlock>, StorageError>
 }
 
 export class IpBlocklist extends Context.Tag("@waybill/core/IpBlocklist")<IpBlocklist, IpBlocklistShape>() {}
@@ -86,7 +89,15 @@ export const unblock = Effect.fn("IpBlocklist.unblock")(function* (ip: string) {
   return yield* Effect.flatMap(IpBlocklist, (l) => l.remove(ipKey))
 })
 
-/** Blocks in force now. */
-export const active = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-  Effect.flatMap(IpBlocklist, (l) => l.listActive(now))
-)
+/** How blocks are paged: newest first by `(createdAt, ipKey)`. */
+export const keying: Page.Keying<Page.TimeKey, IpBlock> = {
+  schema: Page.TimeKeySchema,
+  of: (b) => [b.createdAt, b.ipKey]
+}
+
+/** A page of the blocks in force now, newest first. */
+export const active = Effect.fn("IpBlocklist.active")(function* (query: Page.Query) {
+  const now = yield* Clock.currentTimeMillis
+  const list = yield* IpBlocklist
+  return yield* Page.read(query, keying, (page) => list.listActive(now, page))
+})

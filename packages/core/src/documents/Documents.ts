@@ -20,7 +20,7 @@ import * as Schema from "effect/Schema"
 import type { Principal, ClientIp } from "../access/index.js"
 import { AccountStore, Credentials, IpBlocklist as IpBlocks, Abuse, Admission } from "../access/index.js"
 import { BlobStore, type OpenBlob } from "./BlobStore.js"
-import { WaybillConfig, type DocumentLimits, Entropy, Transactor, Ulid } from "../shared/index.js"
+import { WaybillConfig, type DocumentLimits, Entropy, Page, Transactor, Ulid } from "../shared/index.js"
 import {
   type ContentType,
   type DocumentRecord,
@@ -698,13 +698,27 @@ export const forOperator = Effect.fn("Documents.forOperator")(function* (documen
   return { document, shown: yield* shownToCustomers(document) } satisfies OperatorDocument
 })
 
-/** An order's documents for operators: every version, with what customers see marked. */
-export const listForOperator = Effect.fn("Documents.listForOperator")(function* (trackNo: string) {
+/** How an order's documents are paged for operators: newest first by `(createdAt, id)`. */
+export const operatorKeying: Page.Keying<Page.TimeKey, OperatorDocument> = {
+  schema: Page.TimeKeySchema,
+  of: (d) => [d.document.createdAt, d.document.id]
+}
+
+/**
+ * A page of an order's documents for operators: every version, newest first, with what
+ * customers see marked (decided over the order's current documents, whichever page they are on).
+ */
+export const listForOperator = Effect.fn("Documents.listForOperator")(function* (trackNo: string, query: Page.Query) {
   const order = yield* loadOrder(trackNo)
-  const all = yield* Effect.flatMap(DocumentStore, (s) => s.listAll(trackNo))
-  const shown = new Set(visible(order, all).map((d) => d.id))
-  const documents: ReadonlyArray<OperatorDocument> = all.map((d) => ({ document: d, shown: shown.has(d.id) }))
-  return { order, documents }
+  const store = yield* DocumentStore
+  const shown = new Set(visible(order, yield* store.listCurrent([trackNo])).map((d) => d.id))
+  const page = yield* Page.read(query, operatorKeying, (request) =>
+    Effect.map(store.listPage(trackNo, request), (slice) => ({
+      items: slice.items.map((d): OperatorDocument => ({ document: d, shown: shown.has(d.id) })),
+      hasMore: slice.hasMore
+    }))
+  )
+  return { order, page }
 })
 
 /** Everything the documents programs need (BlobStore and ImageTransform are looked up when used). */

@@ -5,6 +5,7 @@
  */
 export * as Config from "./Config.js"
 export * as JsonInput from "./JsonInput.js"
+export * as Page from "./Page.js"
 export * as Ulid from "./Ulid.js"
 export * as Errors from "./Errors.js"
 export * as Metrics from "./Metrics.js"

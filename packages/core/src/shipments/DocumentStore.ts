@@ -10,7 +10,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { DocumentRecord, OrderRecord } from "./Document.js"
-import type { StorageError, VersionConflict } from "../shared/index.js"
+import type { Page, StorageError, VersionConflict } from "../shared/index.js"
 
 /** Which order field a lookup compares its values with; `any` is the legacy `id` (all three). */
 export type LookupField = "control_no" | "customer_reference" | "invoice_no" | "any"
@@ -37,6 +37,11 @@ export interface DocumentStoreShape {
   readonly listCurrent: (trackNos: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<DocumentRecord>, StorageError>
   /** Every document of an order, every version, for operators. */
   readonly listAll: (trackNo: string) => Effect.Effect<ReadonlyArray<DocumentRecord>, StorageError>
+  /** A page of every document of an order, every version, newest first by `(createdAt, id)`. */
+  readonly listPage: (
+    trackNo: string,
+    page: Page.Request<Page.TimeKey>
+  ) => Effect.Effect<Page.Slice<DocumentRecord>, StorageError>
   readonly findDocument: (id: string) => Effect.Effect<Option.Option<DocumentRecord>, StorageError>
   readonly insertDocument: (document: DocumentRecord) => Effect.Effect<void, StorageError>
   /**

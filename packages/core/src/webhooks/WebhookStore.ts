@@ -11,7 +11,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { StorageError } from "../shared/index.js"
+import type { Page, StorageError } from "../shared/index.js"
 import type { EventType } from "../shipments/index.js"
 
 /** A receiver configured by an account. */
@@ -67,6 +67,12 @@ export interface AttemptRecord {
   readonly response: string
 }
 
+/**
+ * Where a line of the delivery log sits in its list: the log has no ids of its own, and one
+ * event's attempts share the time only when a resend restarted the count.
+ */
+export type AttemptKey = readonly [at: number, eventId: string, attempt: number]
+
 /** The stored event a delivery sends, with `data` as the JSON text written at append time. */
 export interface StoredEvent {
   readonly id: string
@@ -103,8 +109,11 @@ export interface WebhookStoreShape {
    */
   readonly deleteEndpoint: (id: string) => Effect.Effect<boolean, StorageError>
   readonly findEndpoint: (id: string) => Effect.Effect<Option.Option<EndpointRecord>, StorageError>
-  /** Endpoints of one account, or all, oldest first. */
-  readonly listEndpoints: (customerNo?: string) => Effect.Effect<ReadonlyArray<EndpointRecord>, StorageError>
+  /** A page of the endpoints of one account (or of all), newest first by `(createdAt, id)`. */
+  readonly listEndpoints: (
+    filter: { readonly customerNo?: string | undefined },
+    page: Page.Request<Page.TimeKey>
+  ) => Effect.Effect<Page.Slice<EndpointRecord>, StorageError>
   /**
    * Leases up to `limit` due deliveries to `owner` until `now + leaseMs`: pending, due, not
    * leased (or the lease expired), of an enabled endpoint, and with no earlier pending
@@ -147,16 +156,16 @@ export interface WebhookStoreShape {
     readonly now: number
     readonly disableAfterMs: number
   }) => Effect.Effect<boolean, StorageError>
-  /** Newest first. */
+  /** A page of an endpoint's deliveries, newest first by `(createdAt, eventId)`. */
   readonly listDeliveries: (
     endpointId: string,
-    limit: number
-  ) => Effect.Effect<ReadonlyArray<DeliveryRecord>, StorageError>
-  /** Newest first. */
+    page: Page.Request<Page.TimeKey>
+  ) => Effect.Effect<Page.Slice<DeliveryRecord>, StorageError>
+  /** A page of an endpoint's delivery log, newest first by `(at, eventId, attempt)`. */
   readonly listAttempts: (
     endpointId: string,
-    limit: number
-  ) => Effect.Effect<ReadonlyArray<AttemptRecord>, StorageError>
+    page: Page.Request<AttemptKey>
+  ) => Effect.Effect<Page.Slice<AttemptRecord>, StorageError>
   /** Makes the delivery of `eventId` to `endpointId` pending and due at `now`, creating it if needed. */
   readonly enqueue: (endpointId: string, eventId: string, now: number) => Effect.Effect<void, StorageError>
   /** Every delivery of an event made pending and due again; how many. */

@@ -33,7 +33,8 @@ import {
   KeyRing,
   Transactor,
   Ulid,
-  Mailer
+  Mailer,
+  Page
 } from "../shared/index.js"
 import { type KeySecret, Metrics, type StorageError } from "../shared/index.js"
 import type { EventType } from "../shipments/index.js"
@@ -42,6 +43,7 @@ import * as Ssrf from "./Ssrf.js"
 import * as Schedule from "./WebhookSchedule.js"
 import * as Signature from "./WebhookSignature.js"
 import {
+  type AttemptKey,
   type AttemptRecord,
   type Claimed,
   type DeliveryRecord,
@@ -261,9 +263,29 @@ const findEndpoint = (id: string) =>
 export const getEndpoint = (id: string): Effect.Effect<EndpointRecord, WebhookNotFound | StorageError, WebhookStore> =>
   findEndpoint(id)
 
-/** Endpoints of one account (or all), oldest first. */
-export const listEndpoints = (customerNo?: string) =>
-  Effect.flatMap(WebhookStore, (store) => store.listEndpoints(customerNo))
+/** How endpoints are paged: newest first by `(createdAt, id)`. */
+export const endpointKeying: Page.Keying<Page.TimeKey, EndpointRecord> = Page.byCreation()
+
+/** How deliveries are paged: newest first by `(createdAt, eventId)`. */
+export const deliveryKeying: Page.Keying<Page.TimeKey, DeliveryRecord> = {
+  schema: Page.TimeKeySchema,
+  of: (d) => [d.createdAt, d.eventId]
+}
+
+/** How the delivery log is paged: newest first by `(at, eventId, attempt)`. */
+export const attemptKeying: Page.Keying<AttemptKey, AttemptRecord> = {
+  schema: Schema.Tuple(Schema.Int, Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), Schema.Int),
+  of: (a) => [a.at, a.eventId, a.attempt]
+}
+
+/** A page of the endpoints of one account (or of all), newest first. */
+export const listEndpoints = Effect.fn("Webhooks.listEndpoints")(function* (
+  customerNo: string | undefined,
+  query: Page.Query
+) {
+  const store = yield* WebhookStore
+  return yield* Page.read(query, endpointKeying, (page) => store.listEndpoints({ customerNo }, page))
+})
 
 /**
  * A new secret; the old one keeps signing alongside it for 24 hours, so receivers can switch
@@ -337,19 +359,20 @@ export const deleteEndpoint = Effect.fn("Webhooks.deleteEndpoint")(function* (id
   return endpoint
 })
 
-/** The newest deliveries of an endpoint and its delivery log. */
-export const deliveries = Effect.fn("Webhooks.deliveries")(function* (id: string, limit = 50) {
+/** An endpoint and a page of its deliveries, newest first. */
+export const deliveries = Effect.fn("Webhooks.deliveries")(function* (id: string, query: Page.Query) {
   const endpoint = yield* findEndpoint(id)
   const store = yield* WebhookStore
-  return {
-    endpoint,
-    deliveries: yield* store.listDeliveries(id, limit),
-    attempts: yield* store.listAttempts(id, limit)
-  } satisfies {
-    readonly endpoint: EndpointRecord
-    readonly deliveries: ReadonlyArray<DeliveryRecord>
-    readonly attempts: ReadonlyArray<AttemptRecord>
-  }
+  const page = yield* Page.read(query, deliveryKeying, (request) => store.listDeliveries(id, request))
+  return { endpoint, page } satisfies { readonly endpoint: EndpointRecord; readonly page: Page.Page<DeliveryRecord> }
+})
+
+/** An endpoint and a page of its delivery log (one line per attempt), newest first. */
+export const deliveryLog = Effect.fn("Webhooks.deliveryLog")(function* (id: string, query: Page.Query) {
+  const endpoint = yield* findEndpoint(id)
+  const store = yield* WebhookStore
+  const page = yield* Page.read(query, attemptKeying, (request) => store.listAttempts(id, request))
+  return { endpoint, page } satisfies { readonly endpoint: EndpointRecord; readonly page: Page.Page<AttemptRecord> }
 })
 
 /** Sends an event again to every endpoint it was meant for (same `webhook-id`). */

@@ -60,3 +60,8 @@ export const storageErrors = {
       Effect.as(failure(503, Messages.unavailable, { "retry-after": "5" }))
     )
 } as const
+
+/** Unusable `limit` or `starting_after` of a paged list. */
+export const pageErrors = {
+  InvalidPage: (e: { readonly message: string }) => Effect.succeed(failure(400, e.message))
+} as const

@@ -2,7 +2,8 @@
  * `/ops/v1` document routes: the same core programs as the CLI (`document ...`, `signature
  * add`, `order ...`), guarded by the operator token like the rest of `/ops/v1`.
  *
- * - `GET  /ops/v1/orders/{track_no}/documents/`      every document of the order, every version
+ * - `GET  /ops/v1/orders/{track_no}/documents/`      a page of the order's documents, every version
+ *   (`?limit=1..100&starting_after=CURSOR`, newest first)
  * - `POST /ops/v1/orders/{track_no}/documents/?type=&rotation=&batch=&id=`   body: the file
  * - `POST /ops/v1/orders/{track_no}/signature/?name=`                        body: the file
  * - `POST /ops/v1/orders/{track_no}/new-version/`    start a new order version
@@ -17,7 +18,8 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { Documents, WaybillConfig } from "@waybill/core"
 import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
-import { storageErrors } from "../internal/errors.js"
+import { pageErrors, storageErrors } from "../internal/errors.js"
+import { pageQuery } from "../internal/paging.js"
 import { failure, success } from "../internal/respond.js"
 import type { Route, RouteContext } from "./Route.js"
 import * as OperatorViews from "../views/OperatorViews.js"
@@ -59,7 +61,9 @@ export const opsOrderRoute: Route = {
     const q = ctx.url.searchParams
     const program = Effect.gen(function* () {
       if (sub === "documents" && method === "GET")
-        return success(OperatorViews.orderDocuments(yield* Documents.listForOperator(trackNo)))
+        return success(
+          OperatorViews.orderDocuments(yield* Documents.listForOperator(trackNo, yield* pageQuery(ctx.url)))
+        )
       if (method !== "POST")
         return failure(405, `Method ${method} is not allowed here.`, {
           allow: sub === "documents" ? "GET, POST" : "POST"
@@ -106,7 +110,7 @@ export const opsOrderRoute: Route = {
       }
       return failure(404, "Unknown order route; one of: documents, signature, new-version, invoice.")
     })
-    return program.pipe(Effect.catchTags(errors))
+    return program.pipe(Effect.catchTags({ ...errors, ...pageErrors }))
   }
 }
 

@@ -4,14 +4,18 @@
  * them (add, rotate-secret), never in listings; those answers are `Cache-Control: no-store`, so
  * no proxy or client cache keeps a copy of the secret.
  *
- * - `GET  /ops/v1/webhooks/?customer_no=NO`            endpoints (of one account)
+ * - `GET  /ops/v1/webhooks/?customer_no=NO`            a page of endpoints (of one account)
  * - `POST /ops/v1/webhooks/`                           JSON `{ customer_no, url, events: [..] }`
  * - `GET|PATCH|DELETE /ops/v1/webhooks/{id}/`          the endpoint; PATCH JSON `{ url?, events? }`
  *   changes it (same URL rules as adding); DELETE removes it, dropping its queued deliveries
- * - `GET  /ops/v1/webhooks/{id}/deliveries/`           deliveries and the delivery log
+ * - `GET  /ops/v1/webhooks/{id}/deliveries/`           a page of the endpoint's deliveries
+ * - `GET  /ops/v1/webhooks/{id}/log/`                  a page of its delivery log (attempts)
  * - `POST /ops/v1/webhooks/{id}/rotate-secret|disable|enable|test/`
  * - `POST /ops/v1/webhooks/{id}/recover/`              JSON `{ since: ISO time }`
  * - `POST /ops/v1/events/{event_id}/resend/`
+ *
+ * Lists take `?limit=1..100` (default 20) and `starting_after=<next_starting_after of the
+ * previous page>`, and answer `{ data, has_more, next_starting_after }`, newest first.
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -20,7 +24,8 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Ssrf, Webhooks } from "@waybill/core"
 import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
-import { storageErrors } from "../internal/errors.js"
+import { pageErrors, storageErrors } from "../internal/errors.js"
+import { pageQuery } from "../internal/paging.js"
 import { failure, success } from "../internal/respond.js"
 import type { Reply } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
@@ -34,6 +39,7 @@ const bodyErrors = {
 }
 
 const addErrors = {
+  ...pageErrors,
   AccountNotFound: () => Effect.succeed(failure(404, "No account has this customer number.")),
   InvalidWebhook: (e: { readonly message: string }) => Effect.succeed(failure(400, e.message)),
   ...bodyErrors
@@ -76,7 +82,8 @@ export const opsWebhooksRoute: Route = {
     const program = Effect.gen(function* () {
       if (ctx.request.method === "GET") {
         const customerNo = ctx.url.searchParams.get("customer_no") ?? undefined
-        return success((yield* Webhooks.listEndpoints(customerNo)).map(OperatorViews.endpoint))
+        const page = yield* Webhooks.listEndpoints(customerNo, yield* pageQuery(ctx.url))
+        return success(OperatorViews.page(page, OperatorViews.endpoint))
       }
       const body = yield* jsonBody(ctx, AddBody, '{"customer_no": string, "url": string, "events": [string]}')
       if (Either.isLeft(body)) return body.left
@@ -94,7 +101,38 @@ export const opsWebhooksRoute: Route = {
   }
 }
 
-/** `/ops/v1/webhooks/{id}/{deliveries|rotate-secret|disable|enable|test|recover}/` */
+/** `/ops/v1/webhooks/{id}/{deliveries|log}/`: an endpoint and a page of its deliveries or log. */
+export const opsWebhookListRoute: Route = {
+  methods: ["GET"],
+  operator: true,
+  run: (ctx) => {
+    const [id, list] = [ctx.params[0]!, ctx.params[1]!]
+    const program = Effect.gen(function* () {
+      const query = yield* pageQuery(ctx.url)
+      if (list === "deliveries") {
+        const d = yield* Webhooks.deliveries(id, query)
+        return success({
+          endpoint: OperatorViews.endpoint(d.endpoint),
+          ...OperatorViews.page(d.page, OperatorViews.delivery)
+        })
+      }
+      const log = yield* Webhooks.deliveryLog(id, query)
+      return success({
+        endpoint: OperatorViews.endpoint(log.endpoint),
+        ...OperatorViews.page(log.page, OperatorViews.attempt)
+      })
+    })
+    return program.pipe(
+      Effect.catchTags({
+        WebhookNotFound: endpointErrors.WebhookNotFound,
+        ...pageErrors,
+        ...storageErrors
+      })
+    )
+  }
+}
+
+/** `/ops/v1/webhooks/{id}/{rotate-secret|disable|enable|test|recover}/` */
 export const opsWebhookRoute: Route = {
   methods: ["GET", "POST"],
   operator: true,
@@ -102,15 +140,6 @@ export const opsWebhookRoute: Route = {
     const [id, sub] = [ctx.params[0]!, ctx.params[1]!]
     const method = ctx.request.method
     const program = Effect.gen(function* () {
-      if (sub === "deliveries") {
-        if (method !== "GET") return failure(405, `Method ${method} is not allowed here.`, { allow: "GET" })
-        const d = yield* Webhooks.deliveries(id)
-        return success({
-          endpoint: OperatorViews.endpoint(d.endpoint),
-          deliveries: d.deliveries.map(OperatorViews.delivery),
-          attempts: d.attempts.map(OperatorViews.attempt)
-        })
-      }
       if (method !== "POST") return failure(405, `Method ${method} is not allowed here.`, { allow: "POST" })
       if (sub === "rotate-secret") {
         const rotated = yield* Webhooks.rotateSecret(id)
@@ -130,7 +159,10 @@ export const opsWebhookRoute: Route = {
         if (Number.isNaN(since)) return failure(400, "since must be an ISO 8601 time.")
         return success({ endpoint_id: id, queued: yield* Webhooks.recover(id, since) })
       }
-      return failure(404, "Unknown webhook route; one of: deliveries, rotate-secret, disable, enable, test, recover.")
+      return failure(
+        404,
+        "Unknown webhook route; one of: deliveries, log, rotate-secret, disable, enable, test, recover."
+      )
     })
     return program.pipe(Effect.catchTags(endpointErrors))
   }

@@ -5,7 +5,41 @@
  * shapes are the HTTP layer's business; core hands over records (`Operations.show`,
  * `Operations.perform`) and these functions shape them.
  */
-import { type Document, type Documents, type Event, Lifecycle, LocalTime, Shipment, type Webhook } from "@waybill/core"
+import {
+  type Document,
+  type Documents,
+  type Event,
+  Lifecycle,
+  LocalTime,
+  type Page,
+  Shipment,
+  type Webhook
+} from "@waybill/core"
+
+/**
+ * A page of a list: `data` newest first, `has_more`, and `next_starting_after`, the cursor to
+ * pass as `starting_after` for the next page (null on the last page).
+ */
+export const page = <A, B>(p: Page.Page<A>, view: (item: A) => B) => ({
+  data: p.items.map(view),
+  has_more: p.hasMore,
+  next_starting_after: p.nextCursor
+})
+
+/** An IP block as operators see it. */
+export const ipBlock = (b: {
+  readonly ipKey: string
+  readonly until: number
+  readonly reason: string
+  readonly strikes: number
+  readonly createdAt: number
+}) => ({
+  ip: b.ipKey,
+  until: new Date(b.until).toISOString(),
+  reason: b.reason,
+  strikes: b.strikes,
+  created_at: new Date(b.createdAt).toISOString()
+})
 
 /** A shipment with its events, shaped for operators (snake_case JSON, local times with zone). */
 export const shipment = (s: Shipment.ShipmentRecord, events: ReadonlyArray<Event.DomainEvent>) => {
@@ -115,7 +149,10 @@ export const document = ({ document: d, shown }: Documents.OperatorDocument) => 
   captured_at: new Date(d.capturedAt).toISOString()
 })
 
-/** An order's documents as operators see them: every version, what customers see marked. */
+/**
+ * An order and a page of its documents as operators see them: every version, newest first,
+ * what customers see marked.
+ */
 export const orderDocuments = (listed: {
   readonly order: {
     readonly trackNo: string
@@ -124,12 +161,12 @@ export const orderDocuments = (listed: {
     readonly invoice: string
     readonly currentVersion: number
   }
-  readonly documents: ReadonlyArray<Documents.OperatorDocument>
+  readonly page: Page.Page<Documents.OperatorDocument>
 }) => ({
   track_no: listed.order.trackNo,
   customer_no: listed.order.customerNo,
   reference: listed.order.reference,
   invoice: listed.order.invoice,
   order_version: listed.order.currentVersion,
-  documents: listed.documents.map(document)
+  ...page(listed.page, document)
 })
