@@ -48,7 +48,7 @@ export interface WaybillClientOptions {
   /** The host's address, e.g. `https://waybill.example.com` (no `/api/v1`). */
   readonly baseUrl: string
   /** The API key, sent as `Authorization: Bearer`; quote, track and account setup work without. */
-  readonly apiKey?: string
+  readonly apiKey?: string | undefined
   /** Retry settings for every call (see {@link RetryOptions}). */
   readonly retry?: RetryOptions
   /** Per-attempt timeout in milliseconds (default 30 000); `undefined` leaves it to fetch. */
