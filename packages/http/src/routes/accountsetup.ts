@@ -18,6 +18,7 @@ import { failure, success } from "../internal/respond.js"
 import type { Reply, WaybillRequest } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
 import * as Wire from "../openapi/wire.js"
+import { paramsOf } from "../internal/params.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
 class UnreadableForm extends Data.TaggedError("UnreadableForm") {}
@@ -291,7 +292,7 @@ export const accountSetupRoute: Route = {
       if (!(yield* Provisioning.enabled)) return failure(404, M.notFound)
       // Blocked addresses get the same answer here as on every other endpoint.
       yield* IpBlocks.check(ctx.client)
-      const actions = ctx.url.searchParams.getAll("action")
+      const actions = paramsOf(Wire.AccountSetupParams, ctx.url)("action")
       if (actions.length > 1) return failure(400, M.actionRepeated, noStore)
       const form = yield* formOf(ctx.request)
       return yield* perform(ctx, actions[0] ?? "", form)
@@ -353,7 +354,7 @@ export const verifyLinkRoute: Route = {
     Effect.gen(function* () {
       if (!(yield* Provisioning.enabled)) return failure(404, M.notFound)
       if (ctx.request.method === "GET") {
-        const token = ctx.url.searchParams.get("token") ?? ""
+        const token = paramsOf(Wire.VerifyLinkParams, ctx.url)("token")[0] ?? ""
         if (token === "" || !(yield* Provisioning.linkIsValid(token))) return invalidPage()
         return page(
           200,
@@ -363,7 +364,7 @@ export const verifyLinkRoute: Route = {
         )
       }
       const form = yield* formOf(ctx.request)
-      const token = form.get("token") ?? ctx.url.searchParams.get("token") ?? ""
+      const token = form.get("token") ?? paramsOf(Wire.VerifyLinkParams, ctx.url)("token")[0] ?? ""
       if (token === "") return invalidPage()
       yield* Provisioning.followLink(token)
       return page(200, "Email verified.", "<p>Your e-mail address is verified. You can continue the registration.</p>")

@@ -6,6 +6,8 @@ import { failure, success } from "../internal/respond.js"
 import { withHeaders } from "../Raw.js"
 import { keyed, queryOf } from "../internal/access.js"
 import type { Route } from "./Route.js"
+import { paramsOf } from "../internal/params.js"
+import { CancelParams } from "../openapi/wire.js"
 
 export const cancelRoute: Route = {
   methods: ["GET"],
@@ -17,7 +19,7 @@ export const cancelRoute: Route = {
       candidates: () => Credentials.queryKeyPlaces(queryOf(ctx))
     }).pipe(
       Effect.flatMap(({ principal }) =>
-        Cancel.cancel({ client: ctx.client, principal, id: ctx.url.searchParams.getAll("id") })
+        Cancel.cancel({ client: ctx.client, principal, id: paramsOf(CancelParams, ctx.url)("id") })
       ),
       Effect.map((payload) => success(payload, 200, noStore)),
       Effect.catchTags({

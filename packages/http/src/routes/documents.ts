@@ -19,7 +19,8 @@ import { isHttps, publicBase } from "../internal/https.js"
 import { failure, success } from "../internal/respond.js"
 import { type WaybillRequest, withHeaders } from "../Raw.js"
 import type { Route, RouteContext } from "./Route.js"
-import type { DocumentsData, OrderDocuments } from "../openapi/wire.js"
+import { paramsOf } from "../internal/params.js"
+import { type DocumentsData, DocumentsParams, type OrderDocuments } from "../openapi/wire.js"
 import { keyed, queryOf } from "../internal/access.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType") {}
@@ -73,8 +74,8 @@ export const documentsRoute: Route = {
         read: () => formOf(ctx.request),
         candidates: (form) => Credentials.documentsPlaces((name) => form.getAll(name), queryOf(ctx))
       })
-      const query = ctx.url.searchParams
-      const both = (name: string) => [...form.getAll(name), ...query.getAll(name)]
+      const query = paramsOf(DocumentsParams, ctx.url)
+      const both = (name: keyof typeof DocumentsParams.fields) => [...form.getAll(name), ...query(name)]
       const result = yield* Documents.lookup({
         client: ctx.client,
         principal,

@@ -10,6 +10,8 @@ import * as Effect from "effect/Effect"
 import { Documents } from "@waybill/core"
 import type { Reply } from "../Raw.js"
 import type { Route } from "./Route.js"
+import { paramsOf } from "../internal/params.js"
+import { DownloadParams } from "../openapi/wire.js"
 
 const SAFE = {
   "cache-control": "no-store",
@@ -52,7 +54,7 @@ export const downloadRoute: Route = {
     text(405, `Method ${method} is not allowed here; use GET or HEAD.`, { allow: "GET, HEAD" }),
   run: ({ client, request, url }) => {
     const head = request.method === "HEAD"
-    return Documents.download({ client, ticket: url.searchParams.getAll("ticket"), head }).pipe(
+    return Documents.download({ client, ticket: paramsOf(DownloadParams, url)("ticket"), head }).pipe(
       Effect.map(
         (file): Reply => ({
           status: 200,

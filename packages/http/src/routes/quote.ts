@@ -19,6 +19,7 @@ export const quoteRoute: Route = {
       read: () => Effect.void,
       candidates: () => Credentials.queryKeyPlaces(queryOf(ctx))
     }).pipe(
+      // Core asks for the names itself; test/openapi.test.ts pins them to the document's QuoteParams.
       Effect.flatMap(({ principal }) =>
         Quote.quote({ client: ctx.client, principal, query: (name) => ctx.url.searchParams.getAll(name) })
       ),

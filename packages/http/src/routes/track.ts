@@ -11,6 +11,8 @@ import { failure, success } from "../internal/respond.js"
 import { withHeaders } from "../Raw.js"
 import { optionallyKeyed, queryOf } from "../internal/access.js"
 import type { Route } from "./Route.js"
+import { paramsOf } from "../internal/params.js"
+import { TrackParams } from "../openapi/wire.js"
 
 const NO_STORE = { "cache-control": "no-store" }
 
@@ -22,7 +24,7 @@ export const trackRoute: Route = {
       candidates: () => Credentials.queryKeyPlaces(queryOf(ctx))
     }).pipe(
       Effect.flatMap(({ principal }) =>
-        Track.track({ client: ctx.client, principal, idx: ctx.url.searchParams.getAll("idx") })
+        Track.track({ client: ctx.client, principal, idx: paramsOf(TrackParams, ctx.url)("idx") })
       ),
       Effect.map((view) => success(view)),
       Effect.catchTags({
