@@ -511,6 +511,39 @@ const registrationEmail: Migration = {
 }
 
 /**
+ * `Idempotency-Key` records: one per account, key mode and key. The primary key is what makes a
+ * claim atomic (two hosts inserting one key: one insert wins). The index on `expires_at` serves
+ * the periodic cleanup.
+ */
+const idempotency: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_idempotency_keys")
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("mode", "text", (c) => c.notNull())
+      .addColumn("idem_key", "text", (c) => c.notNull())
+      .addColumn("fingerprint", "text", (c) => c.notNull())
+      .addColumn("token", "text", (c) => c.notNull())
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .addColumn("locked_until", "bigint", (c) => c.notNull())
+      .addColumn("expires_at", "bigint", (c) => c.notNull())
+      .addColumn("status", "integer")
+      .addColumn("headers", "text")
+      .addColumn("body", "text")
+      .addPrimaryKeyConstraint("waybill_idempotency_keys_pk", ["customer_no", "mode", "idem_key"])
+      .execute()
+    await db.schema
+      .createIndex("waybill_idempotency_keys_expires")
+      .on("waybill_idempotency_keys")
+      .column("expires_at")
+      .execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable("waybill_idempotency_keys").ifExists().execute()
+  }
+}
+
+/**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
@@ -524,7 +557,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0007_leaner_events": leanerEvents,
   "0008_leaner_booking": leanerBooking,
   "0009_registration_email": registrationEmail,
-  "0010_payment_enablements": paymentEnablements
+  "0010_payment_enablements": paymentEnablements,
+  "0011_idempotency": idempotency
 }
 
 /**

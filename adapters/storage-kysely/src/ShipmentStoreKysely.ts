@@ -8,11 +8,11 @@ import * as Option from "effect/Option"
 import { sql } from "kysely"
 import type { Connection } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
-import { type ShipmentStoreShape, StorageError, VersionConflict } from "./internal/core.js"
+import { DuplicateKey, type ShipmentStoreShape, StorageError, VersionConflict } from "./internal/core.js"
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
-  const { compileInsert, execute, executeUnique, first, rows, write, withSnapshot, withTransaction } = conn
+  const { compileInsert, execute, first, rows, write, withSnapshot, withTransaction } = conn
 
   const children = (trackNo: string) =>
     Effect.all([
@@ -40,11 +40,15 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
           if (typeof stops === "string") {
             return yield* new StorageError({ operation: "shipments.insert", cause: new Error(stops) })
           }
-          yield* executeUnique(
-            "shipments.insert",
-            "track_no",
-            compileInsert("waybill_shipments", [Rows.shipmentRow(s)])
-          )
+          // A taken tracking number is reported without raising an error: inside an enclosing
+          // PostgreSQL transaction (an `Idempotency-Key` booking runs in one) a unique violation
+          // would abort the whole transaction, and the caller could not draw another number.
+          const row = compileInsert("waybill_shipments", [Rows.shipmentRow(s)])
+          const inserted = yield* execute("shipments.insert", {
+            sql: `${row.sql} on conflict do nothing`,
+            parameters: row.parameters
+          })
+          if (Number(inserted.numAffectedRows ?? 0n) === 0) return yield* new DuplicateKey({ what: "track_no" })
           if (stops.length > 0) yield* execute("stops.insert", compileInsert("waybill_stops", stops))
           if (s.pieceDetails.length > 0) {
             yield* execute(

@@ -2,7 +2,7 @@
  * @module StorageKysely
  *
  * Every storage port of `@waybill/core` (`ShipmentStore`, `AccountStore`, `EventOutbox`,
- * `IpBlocklist`, `Transactor`, ...) over one database the host hands over: a better-sqlite3
+ * `IpBlocklist`, `Transactor`, `IdempotencyStore`, ...) over one database the host hands over: a better-sqlite3
  * handle ({@link sqlite}) or a `pg` pool ({@link postgres}), or an engine made from either
  * ({@link layer}). The host owns the handle or pool (options, WAL, lifetime); Waybill owns only
  * its `waybill_` tables, created by {@link migrate}.
@@ -23,6 +23,8 @@ import {
   DocumentStoreTag,
   type EventOutboxShape,
   EventOutboxTag,
+  type IdempotencyStoreShape,
+  IdempotencyStoreTag,
   type IpBlocklistShape,
   IpBlocklistTag,
   type PaymentEnablementStoreShape,
@@ -46,6 +48,7 @@ import { type SqliteEngineOptions, type SqliteHandle, sqliteEngine } from "./Sql
 import { makeDocumentStore } from "./DocumentStoreKysely.js"
 import { makeEventOutbox } from "./EventOutboxKysely.js"
 import { makeConnection } from "./internal/connection.js"
+import { makeIdempotencyStore } from "./IdempotencyStoreKysely.js"
 import { makeIpBlocklist } from "./IpBlocklistKysely.js"
 import { makePaymentEnablementStore } from "./PaymentEnablementStoreKysely.js"
 import { makeProvisioningStore } from "./ProvisioningStoreKysely.js"
@@ -68,6 +71,7 @@ export interface Stores {
   readonly rateLimiter: RateLimiterShape
   readonly registrations: ProvisioningStoreShape
   readonly payments: PaymentEnablementStoreShape
+  readonly idempotency: IdempotencyStoreShape
 }
 
 /**
@@ -87,7 +91,8 @@ export const make = (engine: StorageEngine): Effect.Effect<Stores> =>
       documents: makeDocumentStore(conn),
       rateLimiter: makeRateLimiter(conn),
       registrations: makeProvisioningStore(conn),
-      payments: makePaymentEnablementStore(conn)
+      payments: makePaymentEnablementStore(conn),
+      idempotency: makeIdempotencyStore(conn)
     }
   })
 
@@ -107,7 +112,8 @@ export const layer = (engine: StorageEngine): Layer.Layer<StorageServices> =>
         Context.add(DocumentStoreTag, stores.documents),
         Context.add(RateLimiterTag, stores.rateLimiter),
         Context.add(ProvisioningStoreTag, stores.registrations),
-        Context.add(PaymentEnablementStoreTag, stores.payments)
+        Context.add(PaymentEnablementStoreTag, stores.payments),
+        Context.add(IdempotencyStoreTag, stores.idempotency)
       )
     )
   )

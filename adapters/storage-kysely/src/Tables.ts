@@ -223,6 +223,26 @@ export interface PaymentEnablementsTable {
   readonly enabled_at: Millis
 }
 
+/**
+ * One `Idempotency-Key` of an account and key mode (`IdempotencyStore`); primary key
+ * (customer_no, mode, idem_key). `status`, `headers` and `body` stay null until the first
+ * request's answer is stored.
+ */
+export interface IdempotencyKeysTable {
+  readonly customer_no: string
+  readonly mode: string
+  readonly idem_key: string
+  readonly fingerprint: string
+  readonly token: string
+  readonly created_at: Millis
+  readonly locked_until: Millis
+  readonly expires_at: Millis
+  readonly status: Int | null
+  /** JSON object of the answer's header fields. */
+  readonly headers: string | null
+  readonly body: string | null
+}
+
 /** A webhook receiver of an account (`waybill_webhook_endpoints`). */
 export interface WebhookEndpointsTable {
   readonly id: string
@@ -296,6 +316,7 @@ export interface WaybillDatabase {
   readonly waybill_rate_counters: RateCountersTable
   readonly waybill_registrations: RegistrationsTable
   readonly waybill_payment_enablements: PaymentEnablementsTable
+  readonly waybill_idempotency_keys: IdempotencyKeysTable
 }
 
 /** The names of Waybill's tables, for hosts that back up, truncate or inspect them. */
@@ -316,5 +337,6 @@ export const tableNames: ReadonlyArray<keyof WaybillDatabase> = [
   "waybill_documents",
   "waybill_rate_counters",
   "waybill_registrations",
-  "waybill_payment_enablements"
+  "waybill_payment_enablements",
+  "waybill_idempotency_keys"
 ]

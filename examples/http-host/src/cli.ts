@@ -14,7 +14,17 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Option from "effect/Option"
-import { Abuse, Accounts, ClientIp, Documents, IpBlocks, Operations, Provisioning, Webhooks } from "@waybill/core"
+import {
+  Abuse,
+  Accounts,
+  ClientIp,
+  Documents,
+  Idempotency,
+  IpBlocks,
+  Operations,
+  Provisioning,
+  Webhooks
+} from "@waybill/core"
 import { OperatorViews } from "@waybill/http"
 import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
 import { sampleShipment } from "./sample.js"
@@ -72,6 +82,7 @@ Commands:
   webhook resend EVENT_ID         send an event again (same webhook-id) to every endpoint it was for
   webhook recover ENDPOINT_ID --since TIME   queue again what the endpoint selected and did not get
   webhook test ENDPOINT_ID        queue a webhook.test event for the endpoint
+  idempotency purge               delete Idempotency-Key records older than 24 h (serve does it hourly)
 
 Options for every command:
   --db FILE           SQLite database (default .waybill/waybill.db in the directory pnpm was
@@ -711,6 +722,13 @@ commands["webhook"] = async () => {
     throw new UsageError(
       "webhook add --customer NO --url URL --events a,b | webhook list | webhook rotate-secret|disable|enable|deliveries|test ENDPOINT_ID | webhook resend EVENT_ID | webhook recover ENDPOINT_ID --since TIME"
     )
+}
+
+commands["idempotency"] = async () => {
+  const sub = positionals[1]
+  if (sub !== "purge") throw new UsageError("idempotency purge")
+  const n = await withCore(Idempotency.purgeExpired)
+  out(`${n} expired Idempotency-Key record(s) deleted`, { deleted: n })
 }
 
 const main = async () => {

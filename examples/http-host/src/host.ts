@@ -28,6 +28,7 @@ import { SAFETY_NET_PAGES, startCheckpointer } from "./checkpointer.js"
 import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { keyRingLayer, loadMasterSecret } from "./secrets.js"
 import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from "./webhooks.js"
+import { type IdempotencyPurgeOptions, startIdempotencyPurger } from "./idempotency.js"
 
 export interface HostOptions {
   /** SQLite file (created if missing). */
@@ -121,6 +122,8 @@ export interface ServeOptions extends HostOptions {
   readonly webhooks?: WebhookHostOptions
   /** Account provisioning's e-mail: `.eml` files in `<dbFile>.mail` unless told otherwise. */
   readonly mail?: MailHostOptions
+  /** The periodic cleanup of expired `Idempotency-Key` records (hourly by default). */
+  readonly idempotency?: IdempotencyPurgeOptions
 }
 
 export interface RunningHost {
@@ -193,12 +196,14 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     options.webhooks?.dispatch === false
       ? undefined
       : startDispatcher(database.engine, options.secretFile ?? `${options.dbFile}.secret`, options.webhooks)
+  const purger = startIdempotencyPurger(database.engine, options.idempotency)
   return {
     url,
     server,
     handler,
     database,
     close: async () => {
+      await purger.stop()
       await dispatcher?.stop()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -671,6 +671,8 @@ export interface components {
         RateLimit: string;
         /** @description The policy, e.g. "key";q=600;w=60. */
         "RateLimit-Policy": string;
+        /** @description true when the answer is the stored answer of an earlier request with the same Idempotency-Key. */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -679,7 +681,10 @@ export interface operations {
     createShipments: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, new per logical request and the same on its retries. Within 24 hours the same key and request are answered with the first answer (Idempotent-Replayed: true) and run nothing again. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -693,6 +698,7 @@ export interface operations {
             /** @description The shipments' results. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -727,6 +733,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The first request with this Idempotency-Key is still running; retry after a moment. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The body is larger than the configured limit. */
             413: {
                 headers: {
@@ -738,6 +753,15 @@ export interface operations {
             };
             /** @description Neither JSON nor a urlencoded form. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request; nothing ran. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1059,7 +1083,10 @@ export interface operations {
                 /** @description API key; or an Authorization: Bearer header, which then decides alone. */
                 key?: string;
             };
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, new per logical request and the same on its retries. Within 24 hours the same key and request are answered with the first answer (Idempotent-Replayed: true) and run nothing again. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1068,13 +1095,14 @@ export interface operations {
             /** @description Canceled. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CancelDataEnvelope"];
                 };
             };
-            /** @description A missing or malformed tracking number. */
+            /** @description A missing or malformed tracking number, or an unusable Idempotency-Key. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1102,8 +1130,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Already canceled, or past the point of cancelling. */
+            /** @description Already canceled, past the point of cancelling, or the first request with this Idempotency-Key is still running. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request; nothing ran. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

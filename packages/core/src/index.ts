@@ -21,6 +21,7 @@ export * as Document from "./shipments/Document.js"
 export * as Documents from "./documents/Documents.js"
 export * as Eta from "./booking/Eta.js"
 export * as Event from "./shipments/Event.js"
+export * as Idempotency from "./access/Idempotency.js"
 export * as JsonInput from "./shared/JsonInput.js"
 export * as Lifecycle from "./shipments/Lifecycle.js"
 export * as LocalTime from "./geo/LocalTime.js"
@@ -50,6 +51,14 @@ export { Entropy, type EntropyShape } from "./shared/Entropy.js"
 export * from "./shared/Errors.js"
 export { EventOutbox, type EventOutboxShape } from "./shipments/EventOutbox.js"
 export { Geo, type GeoShape, type ZipLocation } from "./geo/Geo.js"
+export {
+  IdempotencyStore,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+  type IdempotencyScope,
+  type IdempotencyStoreShape,
+  type StoredAnswer
+} from "./access/IdempotencyStore.js"
 export { IpBlocklist, type IpBlock, type IpBlocklistShape } from "./access/IpBlocklist.js"
 export * as IpBlocks from "./access/IpBlocklist.js"
 export { RateLimiter, type Quota, type RateLimiterShape } from "./access/RateLimiter.js"

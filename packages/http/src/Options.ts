@@ -5,7 +5,7 @@
  */
 import type * as Redacted from "effect/Redacted"
 import type { Booking, Documents, Operations, Provisioning, RateLimiter } from "@waybill/core"
-import type { Webhooks } from "@waybill/core"
+import type { IdempotencyStore, Webhooks } from "@waybill/core"
 
 /** Options a host passes; nothing here is read from the environment. */
 export interface HandlerOptions {
@@ -53,3 +53,4 @@ export type HandlerRequirements =
   | Provisioning.ProvisioningRequirements
   | RateLimiter
   | Webhooks.WebhooksRequirements
+  | IdempotencyStore

@@ -88,7 +88,8 @@ describe("the OpenAPI document", () => {
       new Set(
         operations()
           .find(([p, m]) => p === path && m === method)![2]
-          .parameters!.map((p) => p.name)
+          .parameters!.filter((p) => p.in === "query")
+          .map((p) => p.name)
       )
     const quote = recorder()
     Quote.parseQuery(quote.query, Config.defaults)

@@ -8,6 +8,7 @@ import type { RateLimiter } from "@waybill/core"
 import type { ProvisioningStore } from "@waybill/core"
 import type { Document, DocumentStore } from "@waybill/core"
 import type { WebhookStore } from "@waybill/core"
+import type { IdempotencyStore } from "@waybill/core"
 import { Provisioning } from "@waybill/core"
 
 /** Port tags, their shapes and the errors the adapter raises, under names that do not clash. */
@@ -18,6 +19,9 @@ export {
   type DocumentStoreShape,
   DuplicateKey,
   EventOutbox as EventOutboxTag,
+  IdempotencyStore as IdempotencyStoreTag,
+  type IdempotencyRecord,
+  type IdempotencyStoreShape,
   type EventOutboxShape,
   IpBlocklist as IpBlocklistTag,
   type IpBlocklistShape,
@@ -50,6 +54,7 @@ export type StorageServices =
   | RateLimiter
   | ProvisioningStore
   | Provisioning.PaymentEnablementStore
+  | IdempotencyStore
 
 /** The payment enablements store's tag and shape (core keeps them in the `Provisioning` namespace). */
 export const PaymentEnablementStoreTag = Provisioning.PaymentEnablementStore

@@ -11,7 +11,7 @@
  */
 import * as JSONSchema from "effect/JSONSchema"
 import type * as Schema from "effect/Schema"
-import { Config, JsonInput } from "@waybill/core"
+import { Config, Idempotency, JsonInput } from "@waybill/core"
 import { bodyTooLarge, Messages } from "../internal/errors.js"
 import { AccountSetupMessages, Rejections } from "../routes/accountsetup.js"
 import { BookingMessages } from "../routes/booking.js"
@@ -235,6 +235,33 @@ const keyErrors = (c: Components) => ({
   503: errors(c, "Storage or service trouble; retry with backoff.", [Messages.unavailable], true)
 })
 
+/**
+ * `Idempotency-Key` on the routes that change something (booking, cancel;
+ * internal/idempotency.ts): the header, the replay marker on a success, and the refusals.
+ */
+const idempotencyKeyParameter: Json = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "1 to 255 printable ASCII characters, new per logical request and the same on its retries. Within 24 " +
+    "hours the same key and request are answered with the first answer (Idempotent-Replayed: true) and run " +
+    "nothing again.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[ -~]{1,255}$" }
+}
+
+const replayable = (answer: Answer): Answer => ({
+  ...answer,
+  headers: { ...answer.headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") }
+})
+
+const idempotencyErrors = (c: Components) => ({
+  inProgress: Idempotency.IdempotencyKeyInProgress.text,
+  422: errors(c, "The Idempotency-Key was used with a different request; nothing ran.", [
+    Idempotency.IdempotencyKeyMismatch.text
+  ])
+})
+
 const examples = {
   validation: "Phone is required; ServiceType is required",
   quoteValidation: "origin must be a 5-digit ZIP code; weight is required",
@@ -257,6 +284,7 @@ const responses = (answers: Readonly<Record<number, Answer>>): Json =>
 
 const paths = (c: Components): Record<string, Json> => {
   const keyed = keyErrors(c)
+  const idempotency = idempotencyErrors(c)
   return {
     "/api/v1/order/json/": {
       post: {
@@ -268,6 +296,7 @@ const paths = (c: Components): Record<string, Json> => {
           "data.key. One invalid shipment is a 400; with several, each invalid one carries its own errors and " +
           "the valid ones are booked.",
         security: [bearer, {}],
+        parameters: [idempotencyKeyParameter],
         requestBody: {
           required: true,
           content: {
@@ -276,7 +305,7 @@ const paths = (c: Components): Record<string, Json> => {
           }
         },
         responses: responses({
-          200: ok(c, "The shipments' results.", "CreateShipmentsData", Wire.CreateShipmentsData),
+          200: replayable(ok(c, "The shipments' results.", "CreateShipmentsData", Wire.CreateShipmentsData)),
           400: errors(c, "A body or a single shipment that cannot be used.", [
             examples.validation,
             examples.invalidJson,
@@ -287,9 +316,14 @@ const paths = (c: Components): Record<string, Json> => {
             BookingMessages.formDataMissing,
             BookingMessages.formDataRepeated,
             BookingMessages.bodyUnreadable,
-            Messages.duplicateKey
+            Messages.duplicateKey,
+            Idempotency.invalidKeyMessage
           ]),
           ...keyed,
+          409: errors(c, "The first request with this Idempotency-Key is still running; retry after a moment.", [
+            idempotency.inProgress
+          ]),
+          422: idempotency[422],
           413: errors(c, "The body is larger than the configured limit.", [
             bodyTooLarge(Config.defaults.booking.maxBodyBytes)
           ]),
@@ -384,15 +418,21 @@ const paths = (c: Components): Record<string, Json> => {
           "Cancels a shipment no driver has been assigned to yet (interface 4.4). Errors use the six messages " +
           "of interface 7.4.",
         security: [queryKey, bearer],
-        parameters: queryParameters(c, Wire.CancelParams),
+        parameters: [...queryParameters(c, Wire.CancelParams), idempotencyKeyParameter],
         responses: responses({
-          200: ok(c, "Canceled.", "CancelData", Wire.CancelData),
-          400: errors(c, "A missing or malformed tracking number.", [Messages.invalidTrackingNumber]),
-          ...keyed,
-          409: errors(c, "Already canceled, or past the point of cancelling.", [
-            Messages.alreadyCanceled,
-            Messages.notCancelable
+          200: replayable(ok(c, "Canceled.", "CancelData", Wire.CancelData)),
+          400: errors(c, "A missing or malformed tracking number, or an unusable Idempotency-Key.", [
+            Messages.invalidTrackingNumber,
+            Idempotency.invalidKeyMessage
           ]),
+          ...keyed,
+          409: errors(
+            c,
+            "Already canceled, past the point of cancelling, or the first request with this Idempotency-Key is " +
+              "still running.",
+            [Messages.alreadyCanceled, Messages.notCancelable, idempotency.inProgress]
+          ),
+          422: idempotency[422],
           502: errors(c, "The cancel provider refused or failed (provider mode).", [Messages.notCancelable])
         })
       }
@@ -539,7 +579,11 @@ const headers: Json = {
     description: 'Where the caller stands, e.g. "key";r=599;t=42 (draft-ietf-httpapi-ratelimit-headers).',
     schema: { type: "string" }
   },
-  "RateLimit-Policy": { description: 'The policy, e.g. "key";q=600;w=60.', schema: { type: "string" } }
+  "RateLimit-Policy": { description: 'The policy, e.g. "key";q=600;w=60.', schema: { type: "string" } },
+  "Idempotent-Replayed": {
+    description: "true when the answer is the stored answer of an earlier request with the same Idempotency-Key.",
+    schema: { type: "string", enum: ["true"] }
+  }
 }
 
 /**

@@ -1,4 +1,7 @@
-/** `POST /api/v1/order/json/`: create shipments (interface 4.1). */
+/**
+ * `POST /api/v1/order/json/`: create shipments (interface 4.1), idempotent with an
+ * `Idempotency-Key` (internal/idempotency.ts).
+ */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -13,9 +16,10 @@ import {
   storageErrors
 } from "../internal/errors.js"
 import { failure, success } from "../internal/respond.js"
-import type { WaybillRequest } from "../Raw.js"
-import type { Route } from "./Route.js"
+import type { Reply, WaybillRequest } from "../Raw.js"
+import type { Route, RouteContext } from "./Route.js"
 import { keyed } from "../internal/access.js"
+import { idempotent } from "../internal/idempotency.js"
 
 class UnsupportedMediaType extends Data.TaggedError("UnsupportedMediaType")<{ readonly message: string }> {}
 
@@ -55,10 +59,12 @@ const bookingBody = (request: WaybillRequest, limit: number) =>
       }
       source = values[0]!
     }
-    return yield* Either.mapLeft(
+    const value = yield* Either.mapLeft(
       parseJson(source, jsonBody ? "The body" : "The form field data"),
       (message) => new BadRequest({ message })
     )
+    // The bytes too: an `Idempotency-Key` request is fingerprinted by them.
+    return { bytes, value }
   })
 
 /** `data` of a parsed body, where `data.token` / `data.key` may hold the key; `{}` for any other shape. */
@@ -67,28 +73,40 @@ const bodyData = (body: unknown): Record<string, unknown> => {
   return typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {}
 }
 
+/** Interface 5: the header, then the body's data.token, then data.key. */
+const admitted = (ctx: RouteContext, maxBodyBytes: number) =>
+  keyed(ctx, {
+    read: () => bookingBody(ctx.request, maxBodyBytes),
+    candidates: (body) => Credentials.bookingPlaces(bodyData(body.value))
+  })
+
+type Failure =
+  | Effect.Effect.Error<ReturnType<typeof admitted>>
+  | Effect.Effect.Error<ReturnType<typeof Booking.createShipments>>
+
+/** The route's error table: every failure as the interface's answer. */
+const answer = <R>(self: Effect.Effect<Reply, Failure, R>): Effect.Effect<Reply, never, R> =>
+  Effect.catchTags(self, {
+    IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked)),
+    UnsupportedMediaType: (e) => Effect.succeed(failure(415, e.message)),
+    BodyTooLarge: (e) => Effect.succeed(failure(413, bodyTooLarge(e.limit))),
+    BodyUnreadable: () => Effect.succeed(failure(400, BookingMessages.bodyUnreadable)),
+    ValidationFailed: (e) => Effect.succeed(failure(400, e.problems.join("; "))),
+    ...credentialErrors,
+    ...admissionErrors,
+    ...badRequestErrors,
+    ...storageErrors
+  })
+
 export const createShipmentsRoute: Route = {
   methods: ["POST"],
   run: (ctx) =>
-    Effect.gen(function* () {
-      const config = yield* WaybillConfig
-      // Interface 5: the header, then the body's data.token, then data.key.
-      const { principal, input: body } = yield* keyed(ctx, {
-        read: () => bookingBody(ctx.request, config.booking.maxBodyBytes),
-        candidates: (body) => Credentials.bookingPlaces(bodyData(body))
-      })
-      return success(yield* Booking.createShipments({ principal, body }))
-    }).pipe(
-      Effect.catchTags({
-        IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked)),
-        UnsupportedMediaType: (e) => Effect.succeed(failure(415, e.message)),
-        BodyTooLarge: (e) => Effect.succeed(failure(413, bodyTooLarge(e.limit))),
-        BodyUnreadable: () => Effect.succeed(failure(400, BookingMessages.bodyUnreadable)),
-        ValidationFailed: (e) => Effect.succeed(failure(400, e.problems.join("; "))),
-        ...credentialErrors,
-        ...admissionErrors,
-        ...badRequestErrors,
-        ...storageErrors
+    answer(
+      Effect.gen(function* () {
+        const config = yield* WaybillConfig
+        const { principal, input } = yield* admitted(ctx, config.booking.maxBodyBytes)
+        const book = Effect.map(Booking.createShipments({ principal, body: input.value }), (data) => success(data))
+        return yield* idempotent(ctx, principal, input.bytes, book, answer)
       })
     )
 }
