@@ -166,7 +166,7 @@ export class WaybillClient {
     return unwrap(
       await this.raw.POST("/api/v1/order/json/", {
         body,
-        headers: key === undefined ? {} : { "Idempotency-Key": key },
+        params: { header: key === undefined ? {} : { "Idempotency-Key": key } },
         fetch: this.#fetchFor(key !== undefined),
         ...signalOf(options)
       })
@@ -182,8 +182,7 @@ export class WaybillClient {
     const key = this.#key(options)
     return unwrap(
       await this.raw.GET("/api/v1/order/cancel/json/", {
-        params: { query: { id: trackingNumber } },
-        headers: key === undefined ? {} : { "Idempotency-Key": key },
+        params: { query: { id: trackingNumber }, header: key === undefined ? {} : { "Idempotency-Key": key } },
         fetch: this.#fetchFor(key !== undefined),
         ...signalOf(options)
       })
