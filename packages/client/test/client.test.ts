@@ -183,6 +183,23 @@ describe("WaybillClient: retries", () => {
     expect(sent).toHaveLength(3)
   })
 
+  it("an attempt that gets no answer within timeoutMs is aborted and retried like a network error", async () => {
+    const sent: Array<AbortSignal> = []
+    // The first attempt hangs until its signal aborts; the second answers.
+    const fetch = (request: Request) => {
+      sent.push(request.signal)
+      if (sent.length > 1) return Promise.resolve(ok({ result: "success" }))
+      return new Promise<Response>((_, reject) =>
+        request.signal.addEventListener("abort", () => reject(request.signal.reason), { once: true })
+      )
+    }
+    const client = new WaybillClient({ baseUrl: BASE, fetch, timeoutMs: 1, sleep: async () => {} })
+    await expect(client.cancel("T1")).resolves.toEqual({ result: "success" })
+    expect(sent).toHaveLength(2)
+    expect(sent[0]!.aborted).toBe(true)
+    expect(sent[0]!.reason).toMatchObject({ name: "TimeoutError" })
+  })
+
   it("an abort ends the call between attempts with the caller's reason", async () => {
     const controller = new AbortController()
     const { fetch, sent } = fakeFetch([refused(503, "Busy."), ok(booked)])
