@@ -5,7 +5,8 @@
  * adapters/http-node -> http. Adapters never import each other; only examples compose adapters.
  *
  * Workspace packages are linked by pnpm as node_modules symlinks whose package.json `exports`
- * point at `./src/index.ts`. With `preserveSymlinks: false` an import of `@waybill/core` resolves
+ * map the `waybill-source` condition to `./src/index.ts` (the condition is listed first below).
+ * With `preserveSymlinks: false` an import of `@waybill/core` resolves
  * to its real path `packages/core/src/index.ts`, so the path-based rules below see through package
  * names. NodeNext relative imports are written `./Foo.js`; dependency-cruiser maps them to `./Foo.ts`.
  */
@@ -188,7 +189,7 @@ module.exports = {
 
     enhancedResolveOptions: {
       exportsFields: ["exports"],
-      conditionNames: ["import", "require", "node", "default"],
+      conditionNames: ["waybill-source", "import", "require", "node", "default"],
       extensions: [".ts", ".mts", ".cts", ".d.ts", ".js", ".mjs", ".cjs", ".json"]
     },
 

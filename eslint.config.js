@@ -39,6 +39,8 @@ export default defineConfig([
     "**/coverage/",
     "**/bench-results/",
     "**/.waybill/",
+    "**/.next/",
+    "**/next-env.d.ts",
     "**/*.tsbuildinfo",
     "pnpm-lock.yaml"
   ]),

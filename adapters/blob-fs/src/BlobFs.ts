@@ -105,6 +105,52 @@ export const make = (root: string): BlobStoreShape => {
     }
   }
 
+  /**
+   * Writes `stream` to a temporary file as it arrives, hashing on the way, then renames it to its
+   * content address (or drops it when that blob exists already).
+   */
+  const putStream = (stream: ReadableStream<Uint8Array>) =>
+    attempt("blob.put", async () => {
+      const tmpDir = join(root, ".tmp")
+      await fsp.mkdir(tmpDir, { recursive: true })
+      const tmp = join(tmpDir, `stream.${randomBytes(8).toString("hex")}`)
+      const hash = createHash("sha256")
+      const reader = stream.getReader()
+      let size = 0
+      try {
+        const handle = await fsp.open(tmp, "wx", 0o600)
+        try {
+          for (;;) {
+            const { done, value } = await reader.read()
+            if (done) break
+            hash.update(value)
+            size += value.byteLength
+            await handle.write(value)
+          }
+          await handle.sync()
+        } finally {
+          await handle.close()
+        }
+      } catch (e) {
+        await reader.cancel(e).catch(() => undefined)
+        await fsp.rm(tmp, { force: true })
+        throw e
+      }
+      const key = hash.digest("hex")
+      try {
+        try {
+          if ((await fsp.stat(pathOf(key))).size === size) return key
+        } catch (e) {
+          if (!isMissing(e)) throw e
+        }
+        await fsp.mkdir(join(root, key.slice(0, 2)), { recursive: true })
+        await fsp.rename(tmp, pathOf(key))
+        return key
+      } finally {
+        await fsp.rm(tmp, { force: true })
+      }
+    })
+
   const put = (bytes: Uint8Array) =>
     attempt("blob.put", async () => {
       const key = createHash("sha256").update(bytes).digest("hex")
@@ -173,7 +219,7 @@ export const make = (root: string): BlobStoreShape => {
         })
       : Effect.succeed(Option.none())
 
-  return { put, stat, open, read, renditionKey, putRendition }
+  return { put, putStream, stat, open, read, renditionKey, putRendition }
 }
 
 /** `BlobStore` over the directory `root`. */

@@ -2,7 +2,8 @@
  * @module @waybill/http-node
  *
  * Serves the Waybill handler from `node:http` / `node:https` servers and Express. Hono, Next.js,
- * Bun and Deno speak Fetch already and need none of this.
+ * Bun and Deno speak Fetch already and need none of this; Fastify has its own plugin
+ * (`@waybill/http-fastify`).
  *
  * Given Waybill's own handler (the `WaybillHandler` from `createHandler`, or its `handler`
  * function), the listener takes the raw path: it hands `handleRaw` a light request over the
@@ -18,6 +19,7 @@ import {
   type ConnectionInfo,
   type RawHandler,
   rawHandlerOf,
+  RawHeaders,
   type Reply,
   type WaybillHandler,
   type WaybillRequest
@@ -76,43 +78,6 @@ export const toRequest = (req: IncomingMessage, options: ListenerOptions = {}, b
     init.duplex = "half"
   }
   return new Request(requestUrl(req, options, req.headers.host), init)
-}
-
-/**
- * Header lookup over `req.rawHeaders` with the semantics of Fetch `Headers.get`: names are
- * case-insensitive, and a field sent several times reads as its values joined with `", "`
- * (`"; "` for Cookie, as undici does). Node's own `req.headers` keeps only the first
- * Authorization, so a doubled one would pass as the first key; joined, it is refused.
- */
-class RawHeaders {
-  readonly #raw: ReadonlyArray<string>
-  #joined: Map<string, string> | undefined
-
-  constructor(raw: ReadonlyArray<string>) {
-    this.#raw = raw
-  }
-
-  get(name: string): string | null {
-    let joined = this.#joined
-    if (joined === undefined) {
-      joined = new Map()
-      const raw = this.#raw
-      for (let i = 0; i < raw.length; i += 2) {
-        const key = raw[i]!.toLowerCase()
-        const seen = joined.get(key)
-        joined.set(key, seen === undefined ? raw[i + 1]! : `${seen}${key === "cookie" ? "; " : ", "}${raw[i + 1]!}`)
-      }
-      this.#joined = joined
-    }
-    return joined.get(name.toLowerCase()) ?? null
-  }
-
-  /** The first value of a field, as Node's `req.headers` keeps it for Host. */
-  first(name: string): string | undefined {
-    const raw = this.#raw
-    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1]!
-    return undefined
-  }
 }
 
 /**

@@ -50,7 +50,11 @@ export type Run = <E>(
 /** A connection reserved for Kysely's own driver (migrations, a host's queries). */
 export interface Reserved {
   readonly run: (sql: string, parameters: ReadonlyArray<unknown>) => Promise<Result>
-  readonly release: () => void
+  /**
+   * Gives the connection back. `broken`: it may be unusable (say, a `ROLLBACK` failed), so a pool
+   * discards it instead of handing it out again.
+   */
+  readonly release: (broken?: boolean) => void
 }
 
 /** Options every engine takes. */
@@ -85,6 +89,11 @@ export interface StorageEngine {
   ) => Effect.Effect<A, E | StorageError, R>
   /** An exclusive connection for Kysely's driver; no Waybill transaction is open on it. */
   readonly reserve: () => Promise<Reserved>
+  /**
+   * Whether the database answers and has every migration of this library version applied, for
+   * a readiness probe. Never rejects (an unreachable database is `reachable: false`).
+   */
+  readonly health: () => Promise<{ readonly reachable: boolean; readonly migrated: boolean }>
   /** Closes the engine and the handle or pool it was given. */
   readonly close: () => Promise<void>
 }

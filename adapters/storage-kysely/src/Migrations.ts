@@ -544,6 +544,44 @@ const idempotency: Migration = {
 }
 
 /**
+ * Document files in the database (`@waybill/blob-pg`, the default BlobStore on PostgreSQL) and
+ * the master-secret check every host of a fleet verifies at start. The tables are made on SQLite
+ * too, where they stay empty unless a host chooses to keep blobs there: one schema on both
+ * dialects keeps `tableNames` and backups alike. `bytea` is PostgreSQL's byte type; SQLite
+ * accepts the name and stores the bytes as a BLOB.
+ */
+const blobsAndKeyCheck: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_blobs")
+      .addColumn("key", "text", (c) => c.primaryKey())
+      .addColumn("blob_id", "text", (c) => c.notNull().unique())
+      .addColumn("size", "bigint", (c) => c.notNull())
+      .addColumn("chunks", "integer", (c) => c.notNull())
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .execute()
+    await db.schema
+      .createTable("waybill_blob_chunks")
+      .addColumn("blob_id", "text", (c) => c.notNull())
+      .addColumn("seq", "integer", (c) => c.notNull())
+      .addColumn("data", "bytea", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_blob_chunks_pk", ["blob_id", "seq"])
+      .execute()
+    await db.schema
+      .createTable("waybill_key_check")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("mac", "text", (c) => c.notNull())
+      .addColumn("created_at", "bigint", (c) => c.notNull())
+      .execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable("waybill_key_check").ifExists().execute()
+    await db.schema.dropTable("waybill_blob_chunks").ifExists().execute()
+    await db.schema.dropTable("waybill_blobs").ifExists().execute()
+  }
+}
+
+/**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
@@ -558,7 +596,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0008_leaner_booking": leanerBooking,
   "0009_registration_email": registrationEmail,
   "0010_payment_enablements": paymentEnablements,
-  "0011_idempotency": idempotency
+  "0011_idempotency": idempotency,
+  "0012_blobs_and_key_check": blobsAndKeyCheck
 }
 
 /**
@@ -595,11 +634,52 @@ const migrator = async (db: Kysely<any>): Promise<Migrator> => {
  * (a CLI, a deploy hook). Rejects with the migration's own error; applying is idempotent.
  * Runs through the engine's own Kysely (`engine.kysely`), so on SQLite it waits for any open
  * batch to commit and holds the connection while it runs.
+ *
+ * On PostgreSQL the whole run, including the creation of Kysely's bookkeeping tables (which
+ * Kysely does before it takes its own lock, and which two hosts starting together can race on),
+ * holds a session advisory lock keyed by the schema, on one pinned connection: a second host
+ * waits, then finds nothing left to do. One connection is enough, so a pool of size 1 works.
  */
 export const migrateToLatest = async (engine: StorageEngine): Promise<MigrationResultSet> => {
-  const result = await (await migrator(engine.kysely)).migrateToLatest()
+  const result =
+    engine.dialect === "postgres"
+      ? await engine.kysely.connection().execute(async (db) => {
+          const lockKey = sql`hashtextextended('waybill_migrate:' || coalesce(current_schema(), ''), 0)`
+          await sql`select pg_advisory_lock(${lockKey})`.execute(db)
+          try {
+            return await (await migrator(db)).migrateToLatest()
+          } finally {
+            await sql`select pg_advisory_unlock(${lockKey})`.execute(db)
+          }
+        })
+      : await (await migrator(engine.kysely)).migrateToLatest()
   if (result.error !== undefined) throw result.error
   return result
+}
+
+/** What readiness asks of a database: can it be reached, and is every migration applied? */
+export interface Health {
+  readonly reachable: boolean
+  readonly migrated: boolean
+}
+
+/**
+ * `engine`'s {@link Health}: `reachable` when a trivial query answers, `migrated` when every
+ * migration of this library version is recorded as applied. Never rejects: a failure to reach
+ * the database is the answer `reachable: false`.
+ */
+export const health = async (engine: StorageEngine): Promise<Health> => {
+  try {
+    await sql`select 1`.execute(engine.kysely)
+  } catch {
+    return { reachable: false, migrated: false }
+  }
+  try {
+    const known = await (await migrator(engine.kysely)).getMigrations()
+    return { reachable: true, migrated: known.every((m) => m.executedAt !== undefined) }
+  } catch {
+    return { reachable: true, migrated: false }
+  }
 }
 
 /** {@link migrateToLatest} as an Effect: run it before providing `StorageKysely.layer`. */

@@ -7,12 +7,21 @@
  * server runs concurrent transactions on their own connections and syncs its WAL for them.
  *
  * The adapter does not import `pg`: {@link PgPool} is the part of `pg.Pool` it uses.
+ *
+ * Lost connections: `pg.Pool` opens a new connection for the next checkout, so the engine only
+ * has to make sure a broken client is never handed out again and its error never crashes the
+ * process. It listens for `error` on the pool (an idle client whose server went away) and on each
+ * client it has checked out (one that broke between two statements), reports them to
+ * `onConnectionError`, and releases a client that broke with the error, which makes the pool
+ * discard it. The statement that met the broken connection fails with its error; the caller's
+ * next one gets a fresh connection.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Kysely, PostgresDialect } from "kysely"
 import { engineDialect, type EngineOptions, type Result, type Run, type StorageEngine } from "./Engine.js"
 import { StorageError } from "./internal/core.js"
+import { health } from "./Migrations.js"
 import type { WaybillDatabase } from "./Tables.js"
 
 /** What `pg` answers to a query. */
@@ -27,6 +36,9 @@ export interface PgClient {
   query(sql: string, parameters: Array<unknown>): Promise<PgResult>
   /** Returns the client to the pool; with an error, the pool discards it. */
   release(error?: Error | boolean): void
+  /** `pg.Client`'s events: the engine listens for `error` while it holds the client. */
+  on?(event: "error", listener: (error: Error) => void): unknown
+  removeListener?(event: "error", listener: (error: Error) => void): unknown
 }
 
 /** The part of `pg.Pool` the engine uses. */
@@ -34,6 +46,18 @@ export interface PgPool {
   connect(): Promise<PgClient>
   query(sql: string, parameters: Array<unknown>): Promise<PgResult>
   end(): Promise<void>
+  /** `pg.Pool`'s events: the engine listens for `error` (an idle client lost its connection). */
+  on?(event: "error", listener: (error: Error) => void): unknown
+}
+
+/** Options of {@link postgresEngine}. */
+export interface PostgresEngineOptions extends EngineOptions {
+  /**
+   * Told about a connection that broke (the server restarted, a network cut): the pool has
+   * discarded it already. Default: ignored. Never given anything secret by the engine, but the
+   * error is `pg`'s own, so a host logging it should log its message only.
+   */
+  readonly onConnectionError?: (error: Error) => void
 }
 
 const AFFECTING: ReadonlySet<string> = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"])
@@ -45,8 +69,35 @@ const toResult = (r: PgResult): Result =>
  * The engine over `pool`. `close()` (or `kysely.destroy()`) ends the pool. Size the pool for
  * the concurrent transactions you expect (each holds a client until it ends).
  */
-export const postgresEngine = (pool: PgPool, options: EngineOptions = {}): StorageEngine => {
+export const postgresEngine = (pool: PgPool, options: PostgresEngineOptions = {}): StorageEngine => {
   const onStatement = options.onStatement
+  const onConnectionError = options.onConnectionError ?? (() => undefined)
+  pool.on?.("error", onConnectionError)
+
+  /** A checked-out client whose connection breaks while held is released with that error. */
+  interface Held {
+    readonly client: PgClient
+    readonly release: (error?: boolean) => void
+  }
+  const checkout = async (): Promise<Held> => {
+    const client = await pool.connect()
+    let broken: Error | undefined
+    const listener = (error: Error) => {
+      broken ??= error
+      onConnectionError(error)
+    }
+    client.on?.("error", listener)
+    let released = false
+    return {
+      client,
+      release: (error) => {
+        if (released) return
+        released = true
+        client.removeListener?.("error", listener)
+        client.release(broken ?? error)
+      }
+    }
+  }
   const send = (
     target: { query(sql: string, parameters: Array<unknown>): Promise<PgResult> },
     sql: string,
@@ -60,24 +111,24 @@ export const postgresEngine = (pool: PgPool, options: EngineOptions = {}): Stora
     (sql, parameters, onError) =>
       Effect.tryPromise({ try: () => send(target, sql, parameters), catch: onError })
 
-  const begin = (snapshot: boolean): Effect.Effect<PgClient, StorageError> =>
+  const begin = (snapshot: boolean): Effect.Effect<Held, StorageError> =>
     Effect.tryPromise({
       try: async () => {
-        const client = await pool.connect()
+        const held = await checkout()
         try {
-          await send(client, snapshot ? "start transaction isolation level repeatable read" : "begin", [])
+          await send(held.client, snapshot ? "start transaction isolation level repeatable read" : "begin", [])
         } catch (error) {
-          client.release(true)
+          held.release(true)
           throw error
         }
-        return client
+        return held
       },
       catch: (cause) => new StorageError({ operation: "transaction.begin", cause })
     })
 
   // Uninterruptible: once COMMIT is sent its outcome must be known before release decides
   // whether a ROLLBACK is still owed.
-  const commit = (client: PgClient) =>
+  const commit = ({ client }: Held) =>
     Effect.uninterruptible(
       Effect.tryPromise({
         try: () => send(client, "commit", []),
@@ -87,15 +138,15 @@ export const postgresEngine = (pool: PgPool, options: EngineOptions = {}): Stora
 
   // After a failure, defect, interruption or failed COMMIT. A client whose ROLLBACK failed is
   // discarded by the pool; the original cause is what the caller needs to see.
-  const end = (client: PgClient, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+  const end = (held: Held, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
     Exit.isSuccess(exit)
-      ? Effect.sync(() => client.release())
-      : Effect.tryPromise(() => send(client, "rollback", [])).pipe(
+      ? Effect.sync(() => held.release())
+      : Effect.tryPromise(() => send(held.client, "rollback", [])).pipe(
           Effect.matchCauseEffect({
-            onSuccess: () => Effect.sync(() => client.release()),
+            onSuccess: () => Effect.sync(() => held.release()),
             onFailure: (cause) =>
               Effect.zipRight(
-                Effect.sync(() => client.release(true)),
+                Effect.sync(() => held.release(true)),
                 Effect.logWarning("waybill storage: rollback failed", cause)
               )
           })
@@ -109,19 +160,15 @@ export const postgresEngine = (pool: PgPool, options: EngineOptions = {}): Stora
     kysely,
     run: runOn(pool),
     transaction: (snapshot, body) =>
-      Effect.acquireUseRelease(begin(snapshot), (client) => Effect.zipLeft(body(runOn(client)), commit(client)), end),
+      Effect.acquireUseRelease(begin(snapshot), (held) => Effect.zipLeft(body(runOn(held.client)), commit(held)), end),
     reserve: async () => {
-      const client = await pool.connect()
-      let released = false
+      const held = await checkout()
       return {
-        run: (sql, parameters) => send(client, sql, parameters),
-        release: () => {
-          if (released) return
-          released = true
-          client.release()
-        }
+        run: (sql, parameters) => send(held.client, sql, parameters),
+        release: (broken) => held.release(broken === true ? true : undefined)
       }
     },
+    health: () => health(engine),
     close: () => pool.end()
   }
   return engine

@@ -32,6 +32,7 @@ import { Kysely, SqliteDialect } from "kysely"
 import { engineDialect, type EngineOptions, type Result, type Run, type StorageEngine } from "./Engine.js"
 import { StorageError } from "./internal/core.js"
 import { makeLock } from "./internal/lock.js"
+import { health } from "./Migrations.js"
 import type { WaybillDatabase } from "./Tables.js"
 
 /** A prepared statement of a synchronous SQLite driver (better-sqlite3's `Statement`). */
@@ -306,6 +307,7 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
         }
       }
     },
+    health: () => health(engine),
     close: async () => {
       await Effect.runPromise(lock.acquire)
       try {

@@ -286,6 +286,38 @@ export interface WebhookDeliveriesTable {
   readonly updated_at: Millis
 }
 
+/**
+ * One row of `waybill_blobs`: a stored blob (`@waybill/blob-pg`). `key` is what the BlobStore
+ * answers (content address, or `<key>.<variant>` for a rendition); `blob_id` names its chunks,
+ * which are written under it before the key is known (a streamed write learns its hash last).
+ */
+export interface BlobsTable {
+  readonly key: string
+  readonly blob_id: string
+  /** A `bigint` column: bytes. */
+  readonly size: ColumnType<number | string | bigint, number, number>
+  readonly chunks: Int
+  readonly created_at: Millis
+}
+
+/** One row of `waybill_blob_chunks`: up to 256 KiB of a blob, `seq` from 0. */
+export interface BlobChunksTable {
+  readonly blob_id: string
+  readonly seq: Int
+  readonly data: Uint8Array
+}
+
+/**
+ * The one row of `waybill_key_check` (`id` = `"master"`): an HMAC of a fixed label under the
+ * master secret, written by the first host, so a host started with another secret refuses to run
+ * instead of minting keys and tickets no other host accepts.
+ */
+export interface KeyCheckTable {
+  readonly id: string
+  readonly mac: string
+  readonly created_at: Millis
+}
+
 /** The delivery log (`waybill_webhook_attempts`). */
 export interface WebhookAttemptsTable {
   readonly endpoint_id: string
@@ -317,6 +349,9 @@ export interface WaybillDatabase {
   readonly waybill_registrations: RegistrationsTable
   readonly waybill_payment_enablements: PaymentEnablementsTable
   readonly waybill_idempotency_keys: IdempotencyKeysTable
+  readonly waybill_blobs: BlobsTable
+  readonly waybill_blob_chunks: BlobChunksTable
+  readonly waybill_key_check: KeyCheckTable
 }
 
 /** The names of Waybill's tables, for hosts that back up, truncate or inspect them. */
@@ -338,5 +373,8 @@ export const tableNames: ReadonlyArray<keyof WaybillDatabase> = [
   "waybill_rate_counters",
   "waybill_registrations",
   "waybill_payment_enablements",
-  "waybill_idempotency_keys"
+  "waybill_idempotency_keys",
+  "waybill_blobs",
+  "waybill_blob_chunks",
+  "waybill_key_check"
 ]

@@ -326,6 +326,26 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         })
       ),
 
+    deleteEndpoint: (id) =>
+      withTransaction(
+        Effect.gen(function* () {
+          const removed = yield* write("webhooks.endpoint-delete", (c) =>
+            c.deleteFrom("waybill_webhook_endpoints").where("id", "=", id)
+          )
+          if (removed === 0) return false
+          yield* write("webhooks.endpoint-delete-subscriptions", (c) =>
+            c.deleteFrom("waybill_webhook_subscriptions").where("endpoint_id", "=", id)
+          )
+          yield* write("webhooks.endpoint-delete-deliveries", (c) =>
+            c.deleteFrom("waybill_webhook_deliveries").where("endpoint_id", "=", id)
+          )
+          yield* write("webhooks.endpoint-delete-attempts", (c) =>
+            c.deleteFrom("waybill_webhook_attempts").where("endpoint_id", "=", id)
+          )
+          return true
+        })
+      ),
+
     findEndpoint: (id) =>
       first("webhooks.endpoint-find", (c) =>
         c.selectFrom("waybill_webhook_endpoints").selectAll().where("id", "=", id)
@@ -436,6 +456,15 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           )
           return Number(result.numAffectedRows ?? 0) === 1
         })
+      ),
+
+    releaseLeases: (owner) =>
+      write("webhooks.release-leases", (c) =>
+        c
+          .updateTable("waybill_webhook_deliveries")
+          .set({ lease_owner: null, lease_until: 0 })
+          .where("lease_owner", "=", owner)
+          .where("status", "=", "pending")
       ),
 
     noteHealth: ({ disableAfterMs, endpointId, now, ok }) =>

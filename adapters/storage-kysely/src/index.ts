@@ -12,8 +12,14 @@
  */
 export { type EngineOptions, type Reserved, type Result, type Run, type StorageEngine } from "./Engine.js"
 export * as Migrations from "./Migrations.js"
-export { migrate, migrateToLatest } from "./Migrations.js"
-export { type PgClient, type PgPool, type PgResult, postgresEngine } from "./PostgresEngine.js"
+export { type Health, health, migrate, migrateToLatest } from "./Migrations.js"
+export {
+  type PgClient,
+  type PgPool,
+  type PgResult,
+  postgresEngine,
+  type PostgresEngineOptions
+} from "./PostgresEngine.js"
 export { type SqliteEngineOptions, sqliteEngine, type SqliteHandle, type SqliteStatement } from "./SqliteEngine.js"
 export * as StorageKysely from "./StorageKysely.js"
 export * as Tables from "./Tables.js"

@@ -3,7 +3,7 @@
  * socket, so the time per booking is Waybill's own (no HTTP server, no load generator). With
  * `--sql` every SQL statement is timed and the statements are listed by total time.
  *
- *   pnpm build && cd examples/http-host && node --conditions=waybill-dist --import tsx bench/inproc.ts \
+ *   pnpm build && cd examples/http-host && node --import tsx bench/inproc.ts \
  *     [--n 4000] [--sql] [--concurrency 32]
  *     [--profile out.cpuprofile] [--fetch]
  *

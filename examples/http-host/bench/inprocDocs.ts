@@ -4,7 +4,7 @@
  * lookup (100 orders, one document each) and per download is Waybill's own. Also prints the
  * process's memory (`process.memoryUsage()` and the peak RSS, VmHWM) after each phase.
  *
- *   pnpm build && cd examples/http-host && node --conditions=waybill-dist --import tsx bench/inprocDocs.ts \
+ *   pnpm build && cd examples/http-host && node --import tsx bench/inprocDocs.ts \
  *     [--n 1000] [--concurrency 32] [--profile lookup|download] [--out file.cpuprofile] [--rotated] [--keep]
  *
  * `--rotated` uploads JPEGs saved with a rotation of 90 degrees instead of PDFs, so downloads go

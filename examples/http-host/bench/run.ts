@@ -87,12 +87,12 @@ const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<
 }
 
 /**
- * Node flags of a server child: Waybill's packages from their built `dist/` through the
- * `waybill-dist` export condition (every library package.json maps it), unless the run is from
- * source; source maps on when profiling, so profiles name the `.ts` lines.
+ * Node flags of a server child: Waybill's packages from their built `dist/` (what `import` resolves
+ * to, as for npm users), or from `src/` through the `waybill-source` export condition when the run
+ * is from source; source maps on when profiling, so profiles name the `.ts` lines.
  */
 const childFlags = (config: BenchConfig, target: TargetName): ReadonlyArray<string> => [
-  ...(config.fromSource ? [] : ["--conditions=waybill-dist"]),
+  ...(config.fromSource ? ["--conditions=waybill-source"] : []),
   ...(config.profile.includes(target) ? ["--enable-source-maps"] : []),
   "--import",
   "tsx"

@@ -12,7 +12,7 @@
  *   number of requests in flight, each shipment's events in order, nothing stored.
  *
  *   BENCH_SCENARIOS=webhook-drain pnpm bench          (both targets, in the report)
- *   cd examples/http-host && node --conditions=waybill-dist --import tsx --expose-gc bench/webhooks.ts waybill
+ *   cd examples/http-host && node --import tsx --expose-gc bench/webhooks.ts waybill
  *
  * `BENCH_WEBHOOK_EVENTS`, `BENCH_WEBHOOK_SHIPMENTS`, `BENCH_WEBHOOK_CONCURRENCY` change the sizes.
  * Receiver and sender share the process (and its CPU), alike for both targets.

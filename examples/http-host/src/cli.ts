@@ -3,8 +3,8 @@
  * @module cli
  *
  * The operator CLI of the example host, run as `pnpm waybill <command>` from the repository
- * root. Every command takes `--db FILE` (default `.waybill/waybill.db`) and `--json` for
- * machine-readable output.
+ * root. Every command takes `--db FILE` (default `.waybill/waybill.db`) or `--database-url URL`
+ * (PostgreSQL), and `--json` for machine-readable output.
  */
 import { mkdirSync, readFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
@@ -26,21 +26,24 @@ import {
   Webhooks
 } from "@waybill/core"
 import { OperatorViews } from "@waybill/http"
-import { type HostServices, openDatabase, serve, waybillLayer } from "./host.js"
+import { describeUrl, type HostServices, openHostDatabase, serve, waybillLayer } from "./host.js"
 import { sampleShipment } from "./sample.js"
+import { ConfigError, flagOptions, loadSettings, smtpUrl, waybillConfig } from "./config.js"
 import { allowList, type WebhookHostOptions } from "./webhooks.js"
 
 const USAGE = `Usage: pnpm waybill <command> [options]
 
 Commands:
-  serve [--port 8080] [--host 127.0.0.1] [--base-url URL] [--operator-token TOKEN] [--trust-proxy LIST]
+  serve [--port 8080] [--host 127.0.0.1] [--base-url URL] [--operator-token-file FILE] [--trust-proxy LIST]
         [--tls-cert FILE --tls-key FILE] [--allow-insecure-http]
-        [--mail-dir DIR | --smtp-url URL] [--mail-from ADDRESS]
+        [--mail-dir DIR | --smtp-url URL [--smtp-password-file FILE]] [--mail-from ADDRESS]
         [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks]
-                                  serve /api/v1 on the SQLite file; a fresh database gets a demo account.
+        [--shutdown-grace 25] [--limits JSON] [--ticket-ttl-minutes 15]
+                                  serve /api/v1 and /ops/v1 from the database; a fresh one gets a demo account.
                                   HTTPS with the PEM files; the documents endpoint refuses plain HTTP
                                   unless --allow-insecure-http (development only) or a trusted proxy
-                                  says X-Forwarded-Proto: https
+                                  says X-Forwarded-Proto: https. SIGTERM drains: requests in flight
+                                  get --shutdown-grace seconds, then the process exits 0
   account create --name NAME      create a customer with a live and a test key (keys are shown once)
   account show CUSTOMER_NO        the account, its key slots (hints, statuses, generations) and links,
                                   and its primary user when the account was made by API provisioning
@@ -78,6 +81,9 @@ Commands:
   webhook list [--customer NO]    endpoints, their events and whether they are enabled
   webhook rotate-secret ENDPOINT_ID   new signing secret (printed once); the old one also signs for 24 h
   webhook disable|enable ENDPOINT_ID  stop or resume deliveries (enabling gives 5 fresh days)
+  webhook update ENDPOINT_ID [--url URL] [--events TYPE,TYPE|*]   change where it sends and what
+                                  (queued deliveries go to the new URL)
+  webhook delete ENDPOINT_ID      remove it: its queued deliveries are dropped, its history removed
   webhook deliveries ENDPOINT_ID  the newest deliveries and the delivery log (status, duration, answer)
   webhook resend EVENT_ID         send an event again (same webhook-id) to every endpoint it was for
   webhook recover ENDPOINT_ID --since TIME   queue again what the endpoint selected and did not get
@@ -87,76 +93,86 @@ Commands:
 Options for every command:
   --db FILE           SQLite database (default .waybill/waybill.db in the directory pnpm was
                       started from, created if missing)
-  --blob-dir DIR      document files (default <db>.blobs)
+  --database-url URL  PostgreSQL instead (postgres://USER[:PASSWORD]@HOST:PORT/DB; env
+                      WAYBILL_DATABASE_URL); migrated at start; needs --secret-file
+  --pool-size N       PostgreSQL connections (default 10; env WAYBILL_POOL_SIZE)
+  --blob-dir DIR      document files (default <db>.blobs; in the database on PostgreSQL)
   --json              machine-readable output
-  --secret-file FILE  master secret file (default <db>.secret, created if missing, mode 0600)
+  --secret-file FILE  master secret file (default <db>.secret on SQLite; env
+                      WAYBILL_MASTER_SECRET_FILE; created if missing, mode 0600). Every host of
+                      one database must use the same one: a host with another refuses to start
+  --config FILE       JSON settings file; keys are the option names ("port", "db", "limits", ...)
+
+Every option is also read from WAYBILL_<NAME> (--base-url: WAYBILL_BASE_URL) and from the
+config file; a flag wins over a variable, a variable over the file. Secrets stay off the command
+line: WAYBILL_OPERATOR_TOKEN or --operator-token-file, WAYBILL_SMTP_PASSWORD or --smtp-password-file.
 `
 
 class UsageError extends Error {}
 
 const base = process.env["INIT_CWD"] ?? process.cwd()
 
-const { values, positionals } = (() => {
+/** Flags of the commands themselves; the settings (`--db`, `--port`, ...) come from `config.ts`. */
+const COMMAND_FLAGS = {
+  json: { type: "boolean", default: false },
+  name: { type: "string" },
+  customer: { type: "string" },
+  mode: { type: "string" },
+  driver: { type: "string" },
+  "cancel-mode": { type: "string" },
+  "allow-ip": { type: "string" },
+  discount: { type: "string" },
+  url: { type: "string" },
+  events: { type: "string" },
+  since: { type: "string" },
+  enable: { type: "boolean", default: false },
+  disable: { type: "boolean", default: false },
+  type: { type: "string" },
+  file: { type: "string" },
+  rotation: { type: "string" },
+  batch: { type: "string" },
+  id: { type: "string" },
+  hours: { type: "string" },
+  stop: { type: "string" },
+  reason: { type: "string" },
+  help: { type: "boolean", short: "h", default: false }
+} as const
+
+const parsed = (() => {
   try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        db: { type: "string" },
-        json: { type: "boolean", default: false },
-        "secret-file": { type: "string" },
-        port: { type: "string" },
-        host: { type: "string" },
-        "base-url": { type: "string" },
-        "operator-token": { type: "string" },
-        name: { type: "string" },
-        customer: { type: "string" },
-        mode: { type: "string" },
-        driver: { type: "string" },
-        "cancel-mode": { type: "string" },
-        "allow-ip": { type: "string" },
-        discount: { type: "string" },
-        "trust-proxy": { type: "string" },
-        "tls-cert": { type: "string" },
-        "tls-key": { type: "string" },
-        "allow-insecure-http": { type: "boolean", default: false },
-        "mail-dir": { type: "string" },
-        "smtp-url": { type: "string" },
-        "mail-from": { type: "string" },
-        url: { type: "string" },
-        events: { type: "string" },
-        since: { type: "string" },
-        "webhook-allow-private": { type: "string" },
-        "webhook-ca": { type: "string" },
-        "no-webhooks": { type: "boolean", default: false },
-        enable: { type: "boolean", default: false },
-        disable: { type: "boolean", default: false },
-        "blob-dir": { type: "string" },
-        type: { type: "string" },
-        file: { type: "string" },
-        rotation: { type: "string" },
-        batch: { type: "string" },
-        id: { type: "string" },
-        hours: { type: "string" },
-        stop: { type: "string" },
-        reason: { type: "string" },
-        help: { type: "boolean", short: "h", default: false }
-      }
-    })
+    return parseArgs({ allowPositionals: true, options: { ...flagOptions(), ...COMMAND_FLAGS } })
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n\n${USAGE}`)
     process.exit(2)
   }
 })()
+const values = parsed.values as ReturnType<typeof parseArgs<{ options: typeof COMMAND_FLAGS }>>["values"]
+const positionals = parsed.positionals
 
 const json = values.json === true
-const dbFile = resolve(base, values.db ?? ".waybill/waybill.db")
-const secretFile = values["secret-file"] === undefined ? undefined : resolve(base, values["secret-file"])
-const blobDir = values["blob-dir"] === undefined ? undefined : resolve(base, values["blob-dir"])
+const settings = (() => {
+  try {
+    return loadSettings({ flags: parsed.values, env: process.env, cwd: base })
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e
+    if (json) process.stdout.write(`${JSON.stringify({ error: e.message })}\n`)
+    else process.stderr.write(`error: ${e.message}\n`)
+    process.exit(2)
+  }
+})()
+const dbFile = settings.db
+const secretFile = settings["secret-file"]
+const blobDir = settings["blob-dir"]
 const hostOptions = {
   dbFile,
+  config: waybillConfig(settings),
+  ...(settings["database-url"] === undefined ? {} : { databaseUrl: settings["database-url"] }),
+  ...(settings["pool-size"] === undefined ? {} : { poolSize: settings["pool-size"] }),
   ...(secretFile === undefined ? {} : { secretFile }),
   ...(blobDir === undefined ? {} : { blobDir })
 }
+/** The database as messages name it (a URL's password masked). */
+const databaseName = settings["database-url"] === undefined ? dbFile : describeUrl(settings["database-url"])
 
 const out = (human: string, machine: unknown) => {
   process.stdout.write(json ? `${JSON.stringify(machine)}\n` : `${human}\n`)
@@ -175,7 +191,7 @@ const keyMode = (value: string | undefined): "live" | "test" => {
 /** Runs a core program against the database, then closes it. */
 const withCore = async <A, E>(program: Effect.Effect<A, E, HostServices>): Promise<A> => {
   mkdirSync(dirname(dbFile), { recursive: true })
-  const database = await openDatabase(dbFile)
+  const database = await openHostDatabase(hostOptions)
   try {
     const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(waybillLayer(database.engine, hostOptions))))
     if (Exit.isSuccess(exit)) return exit.value
@@ -192,6 +208,7 @@ const describeError = (e: unknown): string => {
   if (err._tag === "TransitionRejected") return `refused: ${(e as { reason: string }).reason}`
   if (err._tag === "InvalidIp") return `not an IP address: ${(e as { input: string }).input}`
   if (err._tag === "VersionConflict") return "the shipment changed concurrently; run the command again"
+  if (err._tag === "InvalidWebhook") return (e as { message: string }).message
   if (err._tag === "WebhookNotFound") return `no webhook endpoint ${(e as { id: string }).id}`
   if (err._tag === "DocumentNotFound") return `no document ${(e as { id: string }).id}`
   return err.message ?? String(e)
@@ -212,34 +229,31 @@ const curlExample = (url: string, key: string) =>
 const commands: Record<string, () => Promise<void>> = {
   async serve() {
     mkdirSync(dirname(dbFile), { recursive: true })
-    const certFile = values["tls-cert"]
-    const keyFile = values["tls-key"]
-    if ((certFile === undefined) !== (keyFile === undefined))
-      throw new UsageError("--tls-cert and --tls-key go together")
+    const certFile = settings["tls-cert"]
+    const keyFile = settings["tls-key"]
+    const mailDir = settings["mail-dir"]
+    const smtp = smtpUrl(settings)
+    const mailFrom = settings["mail-from"]
+    const baseUrl = settings["base-url"]
+    const operatorToken = settings["operator-token"]
+    const trustedProxies = settings["trust-proxy"]
     const host = await serve({
       ...hostOptions,
       ...(certFile === undefined || keyFile === undefined
         ? {}
-        : { tls: { cert: readFileSync(resolve(base, certFile)), key: readFileSync(resolve(base, keyFile)) } }),
-      ...(values["allow-insecure-http"] === true ? { allowInsecureHttp: true } : {}),
+        : { tls: { cert: readFileSync(certFile), key: readFileSync(keyFile) } }),
+      ...(settings["allow-insecure-http"] ? { allowInsecureHttp: true } : {}),
       mail: {
-        ...(values["mail-dir"] === undefined ? {} : { dir: resolve(base, values["mail-dir"]) }),
-        ...(values["smtp-url"] === undefined ? {} : { smtpUrl: Redacted.make(values["smtp-url"]) }),
-        ...(values["mail-from"] === undefined ? {} : { from: values["mail-from"] })
+        ...(mailDir === undefined ? {} : { dir: mailDir }),
+        ...(smtp === undefined ? {} : { smtpUrl: smtp }),
+        ...(mailFrom === undefined ? {} : { from: mailFrom })
       },
-      port: Number(values.port ?? 8080),
-      host: values.host ?? "127.0.0.1",
+      port: settings.port,
+      host: settings.host,
       webhooks: webhookHostOptions(),
-      ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
-      ...(values["operator-token"] === undefined ? {} : { operatorToken: Redacted.make(values["operator-token"]) }),
-      ...(values["trust-proxy"] === undefined
-        ? {}
-        : {
-            trustedProxies: values["trust-proxy"]
-              .split(",")
-              .map((p) => p.trim())
-              .filter((p) => p !== "")
-          })
+      ...(baseUrl === undefined ? {} : { baseUrl }),
+      ...(operatorToken === undefined ? {} : { operatorToken }),
+      ...(trustedProxies === undefined ? {} : { trustedProxies })
     })
     const count = await host.database.db
       .selectFrom("waybill_accounts")
@@ -252,9 +266,9 @@ const commands: Record<string, () => Promise<void>> = {
         createAccount("Demo customer").pipe(Effect.provide(waybillLayer(host.database.engine, hostOptions)))
       )
     }
-    if (json) out("", { url: host.url, db: dbFile, demo_account: demo ?? null })
+    if (json) out("", { url: host.url, db: databaseName, demo_account: demo ?? null })
     else {
-      process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${dbFile}\n`)
+      process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${databaseName}\n`)
       if (demo !== undefined) {
         process.stdout.write(
           `\nThis database was new, so a demo account was created. Its keys are shown once:\n` +
@@ -268,8 +282,19 @@ const commands: Record<string, () => Promise<void>> = {
       }
       process.stdout.write("Press Ctrl+C to stop.\n")
     }
-    const stop = () => {
-      void host.close().then(() => process.exit(0))
+    // SIGTERM (and Ctrl+C): drain, then exit 0. Readiness turns false, new connections are
+    // refused, requests in flight get up to --shutdown-grace seconds, the dispatcher gives its
+    // leases back. A second signal stops at once.
+    const stop = (signal: NodeJS.Signals) => {
+      process.once(signal, () => process.exit(1))
+      if (!json) process.stdout.write(`${signal}: draining (up to ${settings["shutdown-grace"]} s)\n`)
+      void host.shutdown({ graceMs: settings["shutdown-grace"] * 1000 }).then(
+        () => process.exit(0),
+        (e: unknown) => {
+          process.stderr.write(`error while shutting down: ${describeError(e)}\n`)
+          process.exit(1)
+        }
+      )
     }
     process.once("SIGINT", stop)
     process.once("SIGTERM", stop)
@@ -618,15 +643,8 @@ commands["order"] = async () => {
 }
 
 const webhookHostOptions = (): WebhookHostOptions => {
-  const allow = values["webhook-allow-private"]
-  const caFile = values["webhook-ca"]
-  const allowPrivate =
-    allow === undefined
-      ? undefined
-      : allow
-          .split(",")
-          .map((a) => a.trim())
-          .filter((a) => a !== "")
+  const allowPrivate = settings["webhook-allow-private"]
+  const caFile = settings["webhook-ca"]
   if (allowPrivate !== undefined) {
     try {
       allowList(allowPrivate)
@@ -636,8 +654,8 @@ const webhookHostOptions = (): WebhookHostOptions => {
   }
   return {
     ...(allowPrivate === undefined ? {} : { allowPrivate }),
-    ...(caFile === undefined ? {} : { ca: [readFileSync(resolve(base, caFile), "utf8")] }),
-    ...(values["no-webhooks"] === true ? { dispatch: false } : {})
+    ...(caFile === undefined ? {} : { ca: [readFileSync(caFile, "utf8")] }),
+    ...(settings["no-webhooks"] ? { dispatch: false } : {})
   }
 }
 
@@ -680,6 +698,23 @@ commands["webhook"] = async () => {
   } else if (sub === "disable" || sub === "enable") {
     const e = await withCore(Webhooks.setEnabled(need(positionals[2], "ENDPOINT_ID"), sub === "enable"))
     out(endpointLine(OperatorViews.endpoint(e)), OperatorViews.endpoint(e))
+  } else if (sub === "update") {
+    const id = need(positionals[2], "ENDPOINT_ID")
+    if (values.url === undefined && values.events === undefined) throw new UsageError("give --url, --events or both")
+    const e = await withCore(
+      Webhooks.updateEndpoint(
+        id,
+        {
+          ...(values.url === undefined ? {} : { url: values.url }),
+          ...(values.events === undefined ? {} : { eventTypes: values.events.split(",") })
+        },
+        { allowPrivate: allowList(webhookHostOptions().allowPrivate) }
+      )
+    )
+    out(endpointLine(OperatorViews.endpoint(e)), OperatorViews.endpoint(e))
+  } else if (sub === "delete") {
+    const e = await withCore(Webhooks.deleteEndpoint(need(positionals[2], "ENDPOINT_ID")))
+    out(`deleted ${e.id} (its queued deliveries were dropped)`, { ...OperatorViews.endpoint(e), deleted: true })
   } else if (sub === "deliveries") {
     const d = await withCore(Webhooks.deliveries(need(positionals[2], "ENDPOINT_ID")))
     const machine = {
@@ -720,7 +755,7 @@ commands["webhook"] = async () => {
     out(`webhook.test ${eventId} queued for ${id}`, { endpoint_id: id, event_id: eventId })
   } else
     throw new UsageError(
-      "webhook add --customer NO --url URL --events a,b | webhook list | webhook rotate-secret|disable|enable|deliveries|test ENDPOINT_ID | webhook resend EVENT_ID | webhook recover ENDPOINT_ID --since TIME"
+      "webhook add --customer NO --url URL --events a,b | webhook list | webhook update ENDPOINT_ID [--url URL] [--events a,b] | webhook rotate-secret|disable|enable|delete|deliveries|test ENDPOINT_ID | webhook resend EVENT_ID | webhook recover ENDPOINT_ID --since TIME"
     )
 }
 
@@ -743,6 +778,12 @@ const main = async () => {
 }
 
 main().catch((e: unknown) => {
+  // A setting found bad only when used (say, the SMTP URL with a password of its own): exit 2.
+  if (e instanceof ConfigError) {
+    if (json) process.stdout.write(`${JSON.stringify({ error: e.message })}\n`)
+    else process.stderr.write(`error: ${e.message}\n`)
+    process.exit(2)
+  }
   const message = e instanceof UsageError ? `${e.message}\n\n${USAGE}` : describeError(e)
   if (json)
     process.stdout.write(`${JSON.stringify({ error: e instanceof UsageError ? e.message : describeError(e) })}\n`)

@@ -1,9 +1,11 @@
 /**
  * @module host
  *
- * Composes Waybill for the example host: SQLite through better-sqlite3 (WAL), the
- * geo-us dataset, the WebCrypto CSPRNG, and a KeyRing derived from a secret file. Everything a
- * team embedding Waybill would write in its own server, in one place.
+ * Composes Waybill for the example host: SQLite through better-sqlite3 (WAL) with document
+ * files in a directory, or PostgreSQL through a `pg` pool with document files in the database
+ * (so every host of a fleet serves the same ones); the geo-us dataset, the WebCrypto CSPRNG, and
+ * a KeyRing derived from a secret file that the database checks. Everything a team embedding
+ * Waybill would write in its own server, in one place.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { createServer as createTlsServer } from "node:https"
@@ -12,38 +14,89 @@ import Database from "better-sqlite3"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import type { Kysely } from "kysely"
+import pg from "pg"
 import { Admission, type Cancel, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
 import { nodeEntropy } from "./entropy.js"
 import { BlobFs } from "@waybill/blob-fs"
+import { BlobPg } from "@waybill/blob-pg"
 import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
 import { RateLimitBuffered } from "@waybill/rate-limit-buffered"
 import { apiDocs } from "@waybill/api-docs"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
-import { migrate, sqliteEngine, type StorageEngine, StorageKysely, type WaybillDatabase } from "@waybill/storage-kysely"
+import {
+  migrate,
+  postgresEngine,
+  sqliteEngine,
+  type StorageEngine,
+  StorageKysely,
+  type WaybillDatabase
+} from "@waybill/storage-kysely"
 import { SAFETY_NET_PAGES, startCheckpointer } from "./checkpointer.js"
 import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
-import { keyRingLayer, loadMasterSecret } from "./secrets.js"
+import { checkMasterSecret, keyRingLayer, loadMasterSecret } from "./secrets.js"
 import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from "./webhooks.js"
 import { type IdempotencyPurgeOptions, startIdempotencyPurger } from "./idempotency.js"
 
 export interface HostOptions {
-  /** SQLite file (created if missing). */
+  /**
+   * SQLite file (created if missing). With {@link databaseUrl} the data lives in PostgreSQL and
+   * this path only places local files (the development mail folder `<dbFile>.mail`).
+   */
   readonly dbFile: string
-  /** Master secret file; defaults to `<dbFile>.secret`. */
+  /** PostgreSQL instead of the SQLite file: `postgres://USER[:PASSWORD]@HOST:PORT/DB`. */
+  readonly databaseUrl?: Redacted.Redacted<string>
+  /** Connections in the PostgreSQL pool (default {@link DEFAULT_POOL_SIZE}). */
+  readonly poolSize?: number
+  /**
+   * Master secret file; defaults to `<dbFile>.secret` on SQLite. Required with
+   * {@link databaseUrl}: every host of a fleet must read the same secret, so none is made up.
+   */
   readonly secretFile?: string
-  /** Directory of document files; defaults to `<dbFile>.blobs`. */
+  /**
+   * Directory of document files on SQLite; defaults to `<dbFile>.blobs`. On PostgreSQL the files
+   * are kept in the database (`@waybill/blob-pg`) unless this is given.
+   */
   readonly blobDir?: string
   /** Rules and limits; defaults to `Config.defaults` (tests lower the rate limits). */
   readonly config?: WaybillConfigShape
 }
 
+/** Connections in a PostgreSQL pool unless told otherwise (`--pool-size`). */
+export const DEFAULT_POOL_SIZE = 10
+
+/** Where the data lives: a SQLite file, or a PostgreSQL server and its pool size. */
+export type DatabaseLocation =
+  | string
+  | { readonly url: Redacted.Redacted<string>; readonly poolSize?: number | undefined }
+
+/** The database `options` name: the PostgreSQL URL when given, else the SQLite file. */
+export const databaseOf = (options: HostOptions): DatabaseLocation =>
+  options.databaseUrl === undefined ? options.dbFile : { url: options.databaseUrl, poolSize: options.poolSize }
+
+/** A PostgreSQL URL with its password masked, for messages and logs. */
+export const describeUrl = (url: Redacted.Redacted<string>): string =>
+  Redacted.value(url).replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@")
+
+/**
+ * The master secret file of `options`. PostgreSQL has no file to put it beside, and a secret
+ * made up on one host would lock every other host of the fleet out, so it must be named.
+ */
+export const secretFileOf = (options: HostOptions): string => {
+  if (options.secretFile !== undefined) return options.secretFile
+  if (options.databaseUrl === undefined) return `${options.dbFile}.secret`
+  throw new Error(
+    "with --database-url, name the master secret with --secret-file FILE (or WAYBILL_MASTER_SECRET_FILE): " +
+      "every host of the fleet must use the same one (a missing file is created; copy it to the other hosts)"
+  )
+}
+
 /** An open database with Waybill's tables migrated. */
 export interface OpenDatabase {
-  /** The storage engine over the file's handle: what `StorageKysely.layer` takes. */
+  /** The storage engine over the file's handle or the pool: what `StorageKysely.layer` takes. */
   readonly engine: StorageEngine
   /** A Kysely over the same engine, for the host's own queries (never inside a Waybill transaction). */
   readonly db: Kysely<WaybillDatabase>
@@ -59,8 +112,33 @@ export interface OpenOptions {
   readonly backgroundCheckpoints?: boolean
 }
 
-/** Opens (and migrates) the SQLite file with the settings a server wants: WAL, a busy timeout, foreign keys. */
-export const openDatabase = async (file: string, options: OpenOptions = {}): Promise<OpenDatabase> => {
+/**
+ * Opens (and migrates) the database: a SQLite file with the settings a server wants (WAL, a busy
+ * timeout, foreign keys), or a PostgreSQL pool. Two hosts starting on one fresh PostgreSQL
+ * database migrate it once (the migration holds an advisory lock).
+ */
+export const openDatabase = async (location: DatabaseLocation, options: OpenOptions = {}): Promise<OpenDatabase> =>
+  typeof location === "string" ? openSqlite(location, options) : openPostgres(location.url, location.poolSize)
+
+const openPostgres = async (url: Redacted.Redacted<string>, poolSize = DEFAULT_POOL_SIZE): Promise<OpenDatabase> => {
+  if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`the pool size must be a positive integer`)
+  const pool = new pg.Pool({ connectionString: Redacted.value(url), max: poolSize, connectionTimeoutMillis: 10_000 })
+  // A connection that breaks (server restart, network cut) is dropped and the next checkout opens
+  // a new one; the message is logged, never the URL (it may hold a password).
+  const engine = postgresEngine(pool, {
+    onConnectionError: (error) =>
+      process.stderr.write(`waybill: a database connection was lost (${error.message}); it will be replaced\n`)
+  })
+  try {
+    await Effect.runPromise(migrate(engine))
+  } catch (error) {
+    await engine.close()
+    throw error
+  }
+  return { engine, db: engine.kysely, close: () => engine.close() }
+}
+
+const openSqlite = async (file: string, options: OpenOptions): Promise<OpenDatabase> => {
   const sqlite = new Database(file)
   sqlite.pragma("journal_mode = WAL")
   sqlite.pragma("synchronous = NORMAL")
@@ -85,6 +163,50 @@ export const openDatabase = async (file: string, options: OpenOptions = {}): Pro
   }
 }
 
+/**
+ * The engine as the `pg` pool `@waybill/blob-pg` uses: a checkout is a reserved connection of
+ * the engine (its pool underneath), so blobs share the pool, its size and its reconnection.
+ */
+const enginePool = (engine: StorageEngine): BlobPg.PgPool => ({
+  connect: async () => {
+    const reserved = await engine.reserve()
+    return {
+      query: (sql, parameters) => reserved.run(sql, parameters),
+      release: (error) => reserved.release(error !== undefined && error !== false)
+    }
+  },
+  query: async (sql, parameters) => {
+    const reserved = await engine.reserve()
+    try {
+      return await reserved.run(sql, parameters)
+    } finally {
+      reserved.release()
+    }
+  }
+})
+
+/** Where document files go: the database on PostgreSQL (unless a directory is named), else a directory. */
+const blobLayer = (engine: StorageEngine, options: HostOptions) =>
+  engine.dialect === "postgres" && options.blobDir === undefined
+    ? BlobPg.layer(enginePool(engine))
+    : BlobFs.layer(options.blobDir ?? `${options.dbFile}.blobs`)
+
+/**
+ * Opens the database of `options` and checks the master secret against the one the database was
+ * set up with (the first host records it): a host with another secret refuses to start.
+ */
+export const openHostDatabase = async (options: HostOptions, open: OpenOptions = {}): Promise<OpenDatabase> => {
+  const master = loadMasterSecret(secretFileOf(options))
+  const database = await openDatabase(databaseOf(options), open)
+  try {
+    await checkMasterSecret(database.db, master)
+  } catch (error) {
+    await database.close()
+    throw error
+  }
+  return database
+}
+
 /** Every port the handler and the CLI need, over one database. */
 export const waybillLayer = (engine: StorageEngine, options: HostOptions) =>
   Layer.mergeAll(
@@ -98,8 +220,8 @@ export const waybillLayer = (engine: StorageEngine, options: HostOptions) =>
     GeoUs.layer,
     nodeEntropy,
     WaybillConfig.layer(options.config),
-    keyRingLayer(loadMasterSecret(options.secretFile ?? `${options.dbFile}.secret`)),
-    BlobFs.layer(options.blobDir ?? `${options.dbFile}.blobs`),
+    keyRingLayer(loadMasterSecret(secretFileOf(options))),
+    blobLayer(engine, options),
     ImageSharp.layer
   )
 
@@ -131,7 +253,20 @@ export interface RunningHost {
   readonly server: Server
   readonly handler: WaybillHandler
   readonly database: OpenDatabase
+  /** Stops at once: open connections are cut, the dispatcher is interrupted (tests). */
   readonly close: () => Promise<void>
+  /**
+   * True from the moment {@link RunningHost.shutdown} begins: what a readiness probe answers
+   * from (not ready while draining).
+   */
+  readonly isDraining: () => boolean
+  /**
+   * Stops gracefully: turns {@link RunningHost.isDraining} true, stops accepting connections,
+   * lets requests in flight finish for up to `graceMs` (then cuts what is left), stops the
+   * webhook dispatcher (it releases its leases, so another host sends those deliveries at
+   * once), and closes the database. Calling it again returns the same promise.
+   */
+  readonly shutdown: (options: { readonly graceMs: number }) => Promise<void>
 }
 
 /** The services {@link waybillLayer} provides: what CLI programs and tests may require. */
@@ -155,7 +290,7 @@ const withApiDocs = (
 
 /** Starts the HTTP server; resolves once it listens. */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
-  const database = await openDatabase(options.dbFile, { backgroundCheckpoints: true })
+  const database = await openHostDatabase(options, { backgroundCheckpoints: true })
   const base =
     options.extraLayer === undefined
       ? waybillLayer(database.engine, options)
@@ -195,20 +330,52 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const dispatcher: RunningDispatcher | undefined =
     options.webhooks?.dispatch === false
       ? undefined
-      : startDispatcher(database.engine, options.secretFile ?? `${options.dbFile}.secret`, options.webhooks)
+      : startDispatcher(database.engine, secretFileOf(options), options.webhooks)
   const purger = startIdempotencyPurger(database.engine, options.idempotency)
+  let draining = false
+  let stopping: Promise<void> | undefined
+  const release = async () => {
+    await handler.dispose()
+    await database.close()
+  }
   return {
     url,
     server,
     handler,
     database,
+    isDraining: () => draining,
     close: async () => {
+      draining = true
       await purger.stop()
       await dispatcher?.stop()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      await handler.dispose()
-      await database.close()
+      await release()
+    },
+    shutdown: ({ graceMs }) => {
+      stopping ??= (async () => {
+        draining = true
+        await Promise.all([drain(server, graceMs), dispatcher?.stop(), purger.stop()])
+        await release()
+      })()
+      return stopping
     }
   }
 }
+
+/**
+ * Closes the listening socket (new connections are refused) and waits for the requests in
+ * flight, up to `graceMs`; whatever is still open then is cut. A kept-alive connection is closed
+ * as soon as it is idle, so a client between two requests cannot hold the server open.
+ */
+const drain = (server: Server, graceMs: number): Promise<void> =>
+  new Promise<void>((resolve) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 50)
+    const cut = setTimeout(() => server.closeAllConnections(), Math.max(0, graceMs))
+    server.close(() => {
+      clearInterval(idle)
+      clearTimeout(cut)
+      resolve()
+    })
+    server.closeIdleConnections()
+  })

@@ -2,12 +2,19 @@
  * The host's master secret: 32 random bytes kept in a file beside the database (mode 0600),
  * never in it, so a stolen database alone cannot be used to test guessed keys. Each KeyRing
  * purpose gets its own secret derived with HKDF-SHA-256.
+ *
+ * Every host on one database must hold the same secret (a key minted by one is checked by
+ * another), so the database keeps a check value: an HMAC of a fixed label under a secret derived
+ * for that purpose alone. It reveals nothing about the secret or the keys, and a host whose
+ * secret gives another value refuses to start.
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto"
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import * as Redacted from "effect/Redacted"
+import type { Kysely } from "kysely"
 import { KeyRing, type KeySecret, type SecretPurpose } from "@waybill/core"
+import type { WaybillDatabase } from "@waybill/storage-kysely"
 
 const PURPOSES: ReadonlyArray<SecretPurpose> = ["api-key", "ticket", "otp", "webhook"]
 
@@ -66,4 +73,43 @@ export const keyRingLayer = (master: Uint8Array, id = "k1") => {
       }
     }
   })
+}
+
+/** The check value of a master secret (hex): HMAC-SHA-256 of a fixed label, under a derived key. */
+export const keyCheckOf = (master: Uint8Array): string => {
+  const key = Redacted.make(new Uint8Array(hkdfSync("sha256", master, new Uint8Array(0), "waybill:key-check", 32)))
+  return createHmac("sha256", Redacted.value(key)).update("waybill master secret check v1").digest("hex")
+}
+
+/** The master secret is not the one the database was set up with. */
+export class MasterSecretMismatch extends Error {
+  constructor() {
+    super(
+      "the master secret does not match the one this database was set up with: every host on one " +
+        "database must use the same secret file (copy it from a host that runs; a new secret would " +
+        "invalidate every API key, ticket and webhook secret)"
+    )
+    this.name = "MasterSecretMismatch"
+  }
+}
+
+/**
+ * Records `master`'s check value in the database if none is there yet (the first host), then
+ * compares, in constant time; rejects with {@link MasterSecretMismatch} when they differ.
+ */
+export const checkMasterSecret = async (db: Kysely<WaybillDatabase>, master: Uint8Array): Promise<void> => {
+  const mine = keyCheckOf(master)
+  await db
+    .insertInto("waybill_key_check")
+    .values({ id: "master", mac: mine, created_at: Date.now() })
+    .onConflict((oc) => oc.column("id").doNothing())
+    .execute()
+  const row = await db
+    .selectFrom("waybill_key_check")
+    .select("mac")
+    .where("id", "=", "master")
+    .executeTakeFirstOrThrow()
+  const a = Buffer.from(mine, "utf8")
+  const b = Buffer.from(row.mac, "utf8")
+  if (a.length !== b.length || !timingSafeEqual(a, b)) throw new MasterSecretMismatch()
 }

@@ -57,8 +57,10 @@ export interface RunningDispatcher {
 }
 
 /**
- * Forks the dispatcher over `engine`. Stopping interrupts it wherever it is; a delivery sent but
- * not yet recorded is sent again by the next dispatcher once its lease expires.
+ * Forks the dispatcher over `engine`. Stopping interrupts it wherever it is: it claims nothing
+ * more and gives back the leases it holds, so the deliveries it had not finished are claimable
+ * by any dispatcher at once (one that was sent but not yet recorded is sent again, same
+ * `webhook-id`).
  */
 export const startDispatcher = (
   engine: StorageEngine,

@@ -10,6 +10,7 @@ import { resolve } from "node:path"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
 import { Config, Lifecycle, Operations } from "@waybill/core"
+import { configTableRows } from "../src/config.js"
 
 const hostDir = resolve(import.meta.dirname, "..")
 const docsDir = resolve(import.meta.dirname, "../../../docs")
@@ -61,6 +62,14 @@ describe("docs stay true to the code", () => {
     const page = doc("operations.md")
     for (const command of commands) expect(page, command).toContain(`pnpm waybill ${command}`)
     for (const option of new Set(stdout.match(/--[a-z][a-z-]*/g))) expect(page, option).toContain(option)
+  })
+
+  it("docs/operations.md has the settings table of config.ts: every option, its variable, file key and default", () => {
+    const page = doc("operations.md")
+    const table =
+      /<!-- config-table:start[^\n]*-->\n\| flag[^\n]*\n\|---[^\n]*\n([\s\S]*?)\n<!-- config-table:end -->/.exec(page)
+    expect(table, "the config-table markers").not.toBeNull()
+    expect(table![1]!.split("\n")).toEqual(configTableRows())
   })
 
   it("docs/operations.md names every operator action of /ops/v1", () => {

@@ -7,6 +7,8 @@ import {
   detailedStops,
   ops,
   OPERATOR_TOKEN,
+  postJson,
+  shipment,
   startHost,
   type TestAccount,
   type TestHost
@@ -144,5 +146,32 @@ describe("/ops/v1 operator API", () => {
     await t.run(Operations.pickUp(third))
     await t.run(Operations.completeStop(third, 1))
     expect((await t.run(Operations.show(third))).shipment.state).toBe("delivered")
+  })
+
+  it("rotates, disables and enables API keys (POST /ops/v1/accounts/{no}/keys/{mode}/{action}/)", async () => {
+    const b = await t.newAccount()
+    const book = (key: string) =>
+      postJson(`${t.url}/api/v1/order/json/`, { data: { shipments: [shipment()] } }, { authorization: `Bearer ${key}` })
+    const rotated = await ops(t.url, `accounts/${b.customerNo}/keys/live/rotate/`, {})
+    expect([rotated.status, rotated.headers.get("cache-control")]).toEqual([200, "no-store"])
+    expect(rotated.body.data).toMatchObject({ customer_no: b.customerNo, mode: "live", generation: 2 })
+    const fresh = rotated.body.data.key as string
+    expect(fresh).not.toBe(b.liveKey)
+    expect((await book(b.liveKey)).status).toBe(401)
+    expect((await book(fresh)).status).toBe(200)
+
+    const disabled = await ops(t.url, `accounts/${b.customerNo}/keys/test/disable/`, {})
+    expect([disabled.status, disabled.body.data.status]).toEqual([200, "disabled"])
+    expect(disabled.headers.get("cache-control")).not.toBe("no-store")
+    expect(JSON.stringify(disabled.body)).not.toContain(b.testKey)
+    expect((await book(b.testKey)).status).toBe(401)
+    const enabled = await ops(t.url, `accounts/${b.customerNo}/keys/test/enable/`, {})
+    expect([enabled.status, enabled.body.data.status]).toEqual([200, "active"])
+    expect((await book(b.testKey)).status).toBe(200)
+
+    expect((await ops(t.url, `accounts/${b.customerNo}/keys/prod/rotate/`, {})).status).toBe(404)
+    expect((await ops(t.url, `accounts/${b.customerNo}/keys/live/revoke/`, {})).status).toBe(404)
+    expect((await ops(t.url, "accounts/9999999/keys/live/rotate/", {})).status).toBe(404)
+    expect((await ops(t.url, `accounts/${b.customerNo}/keys/live/rotate/`)).status).toBe(405)
   })
 })

@@ -137,4 +137,36 @@ describe("pnpm waybill webhook", () => {
     const log = await waybill("webhook", "deliveries", id)
     expect(log.out.deliveries.map((d: { event_id: string }) => d.event_id)).toContain(eventId)
   }, 180_000)
+
+  it("updates and deletes endpoints (`webhook update` and `webhook delete`)", async () => {
+    const customerNo = (await waybill("account", "create", "--name", "Webhook CLI update")).out.customer_no as string
+    const added = await waybill(
+      "webhook",
+      "add",
+      "--customer",
+      customerNo,
+      "--url",
+      "https://hooks.example.com/a",
+      "--events",
+      "shipment.booked"
+    )
+    const id = added.out.id as string
+    const moved = await waybill("webhook", "update", id, "--url", "https://hooks.example.com/b", "--events", "*")
+    expect(moved.code).toBe(0)
+    expect(moved.out).toMatchObject({ id, url: "https://hooks.example.com/b", enabled: true })
+    expect(moved.out.events.length).toBeGreaterThan(1)
+    expect(JSON.stringify(moved.out)).not.toContain("whsec_")
+    // The same URL rules as add; the private address goes through with the allow-list.
+    expect(await waybill("webhook", "update", id, "--url", r.url)).toEqual({
+      code: 1,
+      out: { error: "the URL points to a private or reserved address" }
+    })
+    const local = await waybill("webhook", "update", id, "--url", r.url, "--webhook-allow-private", "127.0.0.1")
+    expect([local.code, local.out.url, local.out.events.length]).toEqual([0, r.url, moved.out.events.length])
+    expect((await waybill("webhook", "update", id)).code).toBe(2)
+
+    expect((await waybill("webhook", "delete", id)).out).toMatchObject({ id, deleted: true })
+    expect((await waybill("webhook", "list", "--customer", customerNo)).out).toEqual([])
+    expect(await waybill("webhook", "delete", id)).toEqual({ code: 1, out: { error: `no webhook endpoint ${id}` } })
+  }, 180_000)
 })

@@ -266,4 +266,31 @@ describe("Webhooks.dispatchOnce", () => {
       }).pipe(Effect.provide(context))
     })
   )
+
+  it.scoped("a stopped dispatcher gives back its leases: another claims them at once", () =>
+    Effect.gen(function* () {
+      // The receiver never answers, so the delivery stays leased for as long as the send lasts.
+      const { context, sent } = yield* setup(() => Effect.never)
+      yield* Effect.gen(function* () {
+        const e = yield* endpointRecord("110")
+        yield* append("110", "T10", "shipment.booked")
+        const store = yield* WebhookStore
+        const fiber = yield* Effect.fork(Webhooks.runDispatcher({ owner: "stopping", idle: "1 hour" }))
+        while (sent.length === 0) yield* Effect.yieldNow()
+        const [leased] = yield* store.listDeliveries(e.id, 1)
+        expect([leased!.leaseOwner, leased!.leaseUntil]).toEqual(["stopping", 60_000])
+        yield* Fiber.interrupt(fiber)
+        const [released] = yield* store.listDeliveries(e.id, 1)
+        expect([released!.status, released!.leaseOwner, released!.leaseUntil, released!.attempts]).toEqual([
+          "pending",
+          null,
+          0,
+          0
+        ])
+        // Well before the 60 s lease would have run out.
+        const taken = yield* store.claimDue({ owner: "next", now: 1, leaseMs: 60_000, limit: 10 })
+        expect(taken.map((c) => c.event.id)).toEqual(["evt_T10_shipment.booked"])
+      }).pipe(Effect.provide(context))
+    })
+  )
 })

@@ -11,7 +11,7 @@ import * as Scope from "effect/Scope"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { Operations, Webhooks } from "@waybill/core"
 import { allowList } from "../src/webhooks.js"
-import { bookOne, ops, startHost, type TestHost, waitFor } from "./harness.js"
+import { bookOne, type Envelope, OPERATOR_TOKEN, ops, startHost, type TestHost, waitFor } from "./harness.js"
 import { certificate, type Received, receiver } from "@waybill/testkit/webhook-receiver"
 
 describe("webhooks through the example host", () => {
@@ -164,5 +164,77 @@ describe("webhooks through the example host", () => {
       events: ["*"]
     })
     expect([bad.status, bad.body.error?.message]).toEqual([400, "the URL points to a private or reserved address"])
+  })
+
+  it("updates and deletes endpoints through /ops/v1 (PATCH and DELETE /ops/v1/webhooks/{id}/)", async () => {
+    const account = await t.newAccount()
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${t.url}/ops/v1/${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${OPERATOR_TOKEN}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" })
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      return { status: response.status, body: (await response.json()) as Envelope }
+    }
+    const added = await ops(t.url, "webhooks/", {
+      customer_no: account.customerNo,
+      url: r.url,
+      events: ["shipment.booked"]
+    })
+    const id = added.body.data.id as string
+
+    const moved = await call("PATCH", `webhooks/${id}/`, { url: `${r.url}/v2`, events: ["*"] })
+    expect([moved.status, moved.body.data.url, moved.body.data.events.length]).toEqual([
+      200,
+      `${r.url}/v2`,
+      Webhooks.selectableTypes.length
+    ])
+    expect(JSON.stringify(moved.body.data)).not.toContain("whsec_")
+    // Deliveries go to the new URL, signed with the same secret.
+    const paths = new Map<string, string>()
+    r.setHandler((req, res) => {
+      paths.set(String(req.headers["webhook-id"]), req.url ?? "")
+      res.end("ok")
+    })
+    try {
+      const eventId = (await ops(t.url, `webhooks/${id}/test/`, {})).body.data.event_id as string
+      const got = await waitFor("the test event at the new URL", () =>
+        r.received.find((x) => x.headers["webhook-id"] === eventId)
+      )
+      expect(paths.get(eventId)).toBe("/hooks/v2")
+      expect(() => new StandardWebhook(added.body.data.secret).verify(got.body, got.headers)).not.toThrow()
+    } finally {
+      r.setHandler((_req, res) => res.end("ok"))
+    }
+    // Only events change: the URL stays.
+    const narrowed = await call("PATCH", `webhooks/${id}/`, { events: ["shipment.canceled"] })
+    expect([narrowed.body.data.url, narrowed.body.data.events]).toEqual([`${r.url}/v2`, ["shipment.canceled"]])
+    expect((await call("GET", `webhooks/${id}/`)).body.data.events).toEqual(["shipment.canceled"])
+
+    // The same rules as adding, and nothing changed by a refused update.
+    for (const [change, message] of [
+      [{ url: "https://10.1.1.1/" }, "the URL points to a private or reserved address"],
+      [{ url: "http://example.com/" }, undefined],
+      [{ events: ["shipment.nope"] }, undefined],
+      [{ events: [] }, "select at least one event type"],
+      [{}, "give a new url, new events, or both"],
+      [{ url: 7 }, '{"url"?: string, "events"?: [string]}']
+    ] as const) {
+      const refused = await call("PATCH", `webhooks/${id}/`, change)
+      expect(refused.status, JSON.stringify(change)).toBe(400)
+      if (message !== undefined) expect(refused.body.error?.message).toContain(message)
+    }
+    expect((await call("GET", `webhooks/${id}/`)).body.data.url).toBe(`${r.url}/v2`)
+    expect((await call("PATCH", "webhooks/we_nope/", { url: r.url })).status).toBe(404)
+
+    const deleted = await call("DELETE", `webhooks/${id}/`)
+    expect([deleted.status, deleted.body.data.id, deleted.body.data.deleted]).toEqual([200, id, true])
+    expect((await call("GET", `webhooks/${id}/`)).status).toBe(404)
+    expect((await ops(t.url, `webhooks/${id}/deliveries/`)).status).toBe(404)
+    expect((await call("DELETE", `webhooks/${id}/`)).status).toBe(404)
+    expect((await ops(t.url, `webhooks/?customer_no=${account.customerNo}`)).body.data).toEqual([])
   })
 })

@@ -671,7 +671,7 @@ export interface components {
         RateLimit: string;
         /** @description The policy, e.g. "key";q=600;w=60. */
         "RateLimit-Policy": string;
-        /** @description true when the answer is the stored answer of an earlier request with the same Idempotency-Key. */
+        /** @description true on an answer replayed for a repeated Idempotency-Key (nothing was done again). */
         "Idempotent-Replayed": "true";
     };
     pathItems: never;
@@ -682,7 +682,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1 to 255 printable ASCII characters, new per logical request and the same on its retries. Within 24 hours the same key and request are answered with the first answer (Idempotent-Replayed: true) and run nothing again. */
+                /** @description 1-255 printable ASCII characters. Within 24 hours, the same key with the same request answers the first answer again (Idempotent-Replayed: true) and does nothing; scope: the key's account and mode. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -733,7 +733,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The first request with this Idempotency-Key is still running; retry after a moment. */
+            /** @description A request with the same Idempotency-Key is still running; nothing was done. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -760,7 +760,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Idempotency-Key was used with a different request; nothing ran. */
+            /** @description The Idempotency-Key was used with a different request. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1084,7 +1084,7 @@ export interface operations {
                 key?: string;
             };
             header?: {
-                /** @description 1 to 255 printable ASCII characters, new per logical request and the same on its retries. Within 24 hours the same key and request are answered with the first answer (Idempotent-Replayed: true) and run nothing again. */
+                /** @description 1-255 printable ASCII characters. Within 24 hours, the same key with the same request answers the first answer again (Idempotent-Replayed: true) and does nothing; scope: the key's account and mode. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1130,7 +1130,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Already canceled, past the point of cancelling, or the first request with this Idempotency-Key is still running. */
+            /** @description Already canceled, past the point of cancelling, or a request with the same Idempotency-Key still running. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1139,7 +1139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Idempotency-Key was used with a different request; nothing ran. */
+            /** @description The Idempotency-Key was used with a different request. */
             422: {
                 headers: {
                     [name: string]: unknown;

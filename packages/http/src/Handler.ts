@@ -27,9 +27,9 @@ import { cancelRoute } from "./routes/cancel.js"
 import { documentsRoute } from "./routes/documents.js"
 import { downloadRoute } from "./routes/download.js"
 import { opsActionRoute, opsShowRoute } from "./routes/ops.js"
-import { opsPaymentRoute } from "./routes/opsAccounts.js"
+import { opsKeyRoute, opsPaymentRoute } from "./routes/opsAccounts.js"
 import { opsDocumentRoute, opsOrderRoute } from "./routes/opsDocuments.js"
-import { opsEventRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
+import { opsEndpointRoute, opsEventRoute, opsWebhookRoute, opsWebhooksRoute } from "./routes/opsWebhooks.js"
 import { openApiRoute } from "./routes/openapi.js"
 import { quoteRoute } from "./routes/quote.js"
 import type { Route, RouteContext } from "./routes/Route.js"
@@ -87,12 +87,14 @@ const EXACT: Readonly<Record<string, Route>> = {
 const PATTERNS: ReadonlyArray<readonly [RegExp, Route]> = [
   [/^\/ops\/v1\/shipments\/([^/]{1,32})\/$/, opsShowRoute],
   [/^\/ops\/v1\/webhooks\/$/, opsWebhooksRoute],
+  [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/$/, opsEndpointRoute],
   [/^\/ops\/v1\/webhooks\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsWebhookRoute],
   [/^\/ops\/v1\/events\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsEventRoute],
   [/^\/ops\/v1\/shipments\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsActionRoute],
   [/^\/ops\/v1\/orders\/([^/]{1,32})\/([a-z-]{1,32})\/$/, opsOrderRoute],
   [/^\/ops\/v1\/documents\/([^/]{1,64})\/([a-z-]{1,32})\/$/, opsDocumentRoute],
-  [/^\/ops\/v1\/accounts\/([^/]{1,32})\/payment\/$/, opsPaymentRoute]
+  [/^\/ops\/v1\/accounts\/([^/]{1,32})\/payment\/$/, opsPaymentRoute],
+  [/^\/ops\/v1\/accounts\/([^/]{1,32})\/keys\/([a-z]{1,8})\/([a-z]{1,16})\/$/, opsKeyRoute]
 ]
 
 /** `decodeURIComponent` that answers undefined for a malformed escape instead of throwing. */

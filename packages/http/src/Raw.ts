@@ -34,6 +34,47 @@ export interface WaybillRequest {
   readonly bodyBytes?: Uint8Array | undefined
 }
 
+/**
+ * The `headers` of a {@link WaybillRequest} over a Node-style raw list (`[name, value, name,
+ * value, ...]`, as `IncomingMessage.rawHeaders` holds them), with the semantics of Fetch
+ * `Headers.get`: names are case-insensitive, and a field sent several times reads as its values
+ * joined with `", "` (`"; "` for Cookie, as undici does). Node's own `req.headers` keeps only
+ * the first Authorization, so a doubled one would pass as the first key; joined, it is refused.
+ * Server bridges (`@waybill/http-node`, `@waybill/http-fastify`) share it so every bridge reads
+ * headers the same way.
+ */
+export class RawHeaders {
+  readonly #raw: ReadonlyArray<string>
+  #joined: Map<string, string> | undefined
+
+  constructor(raw: ReadonlyArray<string>) {
+    this.#raw = raw
+  }
+
+  /** The field's value (repeats joined), or `null` when absent. */
+  get(name: string): string | null {
+    let joined = this.#joined
+    if (joined === undefined) {
+      joined = new Map()
+      const raw = this.#raw
+      for (let i = 0; i < raw.length; i += 2) {
+        const key = raw[i]!.toLowerCase()
+        const seen = joined.get(key)
+        joined.set(key, seen === undefined ? raw[i + 1]! : `${seen}${key === "cookie" ? "; " : ", "}${raw[i + 1]!}`)
+      }
+      this.#joined = joined
+    }
+    return joined.get(name.toLowerCase()) ?? null
+  }
+
+  /** The first value of a field (`name` in lowercase), as Node's `req.headers` keeps it for Host. */
+  first(name: string): string | undefined {
+    const raw = this.#raw
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1]!
+    return undefined
+  }
+}
+
 /** Header fields of a {@link Reply}: lowercase names; an array is a field given several times. */
 export type ReplyHeaders = Readonly<Record<string, string | ReadonlyArray<string>>>
 

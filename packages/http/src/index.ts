@@ -17,7 +17,7 @@ export {
   type RawHandler,
   type WaybillHandler
 } from "./Handler.js"
-export { type Reply, type ReplyHeaders, toResponse, type WaybillRequest } from "./Raw.js"
+export { RawHeaders, type Reply, type ReplyHeaders, toResponse, type WaybillRequest } from "./Raw.js"
 export { safeUrlForLog } from "./internal/redact.js"
 export * as OperatorViews from "./views/OperatorViews.js"
 export { type Json, openApiDocument, type OpenApiDocument } from "./openapi/document.js"

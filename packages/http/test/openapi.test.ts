@@ -83,6 +83,13 @@ describe("the OpenAPI document", () => {
     })
   })
 
+  it("names the Idempotency-Key header on booking and cancel only", () => {
+    const withHeader = operations()
+      .filter(([, , op]) => (op.parameters ?? []).some((p) => p.in === "header" && p.name === "Idempotency-Key"))
+      .map(([path, method]) => `${method} ${path}`)
+    expect(withHeader.sort()).toEqual(["get /api/v1/order/cancel/json/", "post /api/v1/order/json/"])
+  })
+
   it("lists exactly the query parameters core and the routes read", () => {
     const params = (path: string, method = "get") =>
       new Set(

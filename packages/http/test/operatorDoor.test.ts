@@ -20,7 +20,13 @@ const routes: ReadonlyArray<readonly [string, string]> = [
   ["GET", "/ops/v1/webhooks/"],
   ["POST", "/ops/v1/webhooks/whe_1/disable/"],
   ["POST", "/ops/v1/events/evt_1/resend/"],
-  ["GET", "/ops/v1/accounts/1234567/payment/"]
+  ["GET", "/ops/v1/accounts/1234567/payment/"],
+  ["POST", "/ops/v1/accounts/1234567/keys/live/rotate/"],
+  ["POST", "/ops/v1/accounts/1234567/keys/test/disable/"],
+  ["POST", "/ops/v1/accounts/1234567/keys/live/enable/"],
+  ["GET", "/ops/v1/webhooks/we_1/"],
+  ["PATCH", "/ops/v1/webhooks/we_1/"],
+  ["DELETE", "/ops/v1/webhooks/we_1/"]
 ]
 
 describe("the operator door", () => {

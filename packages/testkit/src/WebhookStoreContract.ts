@@ -34,7 +34,9 @@ export const cases = [
   "disabled endpoints are not claimed",
   "noteHealth disables an endpoint failing for too long",
   "enqueue, requeueEvent and recover queue deliveries again",
-  "prune forgets finished deliveries and old log lines, never pending ones"
+  "prune forgets finished deliveries and old log lines, never pending ones",
+  "deleteEndpoint removes the endpoint, its subscriptions, deliveries and log",
+  "releaseLeases makes the owner's pending deliveries claimable at once, and only those"
 ] as const
 
 /** The name of one case of the suite. */
@@ -383,6 +385,60 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     const left = yield* store.listDeliveries(e.id, 10)
     expect(left.map((d) => [d.eventId, d.status])).toEqual([[c!.event.id, "pending"]])
     expect(yield* store.listAttempts(e.id, 10)).toEqual([])
+  }),
+
+  "deleteEndpoint removes the endpoint, its subscriptions, deliveries and log": Effect.gen(function* () {
+    const { outbox, store } = yield* services
+    const e = endpoint({ eventTypes: ["shipment.booked"] })
+    const kept = endpoint({ customerNo: e.customerNo, eventTypes: ["shipment.booked"] })
+    yield* store.insertEndpoint(e)
+    yield* store.insertEndpoint(kept)
+    yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
+    yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
+    const [done] = mine(yield* claimAll("a", T), e)
+    yield* store.complete({ owner: "a", attempt: attempt(done!, T, 200, true), outcome: { _tag: "Delivered" } })
+    expect(yield* store.deleteEndpoint(e.id)).toBe(true)
+    expect(yield* store.findEndpoint(e.id)).toEqual(Option.none())
+    expect(yield* store.listDeliveries(e.id, 10)).toEqual([])
+    expect(yield* store.listAttempts(e.id, 10)).toEqual([])
+    expect((yield* store.listEndpoints(e.customerNo)).map((x) => x.id)).toEqual([kept.id])
+    // Its queued deliveries are gone, and new events no longer fan out to it.
+    yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
+    const later = yield* claimAll("b", T + 1)
+    expect(mine(later, e)).toEqual([])
+    expect(mine(later, kept)).toHaveLength(1)
+    expect(yield* store.deleteEndpoint(e.id)).toBe(false)
+    // The other endpoint's deliveries and the events themselves are untouched.
+    expect(yield* store.listDeliveries(kept.id, 10)).toHaveLength(3)
+  }),
+
+  "releaseLeases makes the owner's pending deliveries claimable at once, and only those": Effect.gen(function* () {
+    const { outbox, store } = yield* services
+    // Owners of this case alone: a shared database may hold other cases' leases.
+    const [a, b, c] = ["a", "b", "c"].map((x) => `${x}-${endpointId()}`) as [string, string, string]
+    const e = endpoint({ eventTypes: ["shipment.booked"] })
+    const f = endpoint({ eventTypes: ["shipment.booked"] })
+    yield* store.insertEndpoint(e)
+    yield* store.insertEndpoint(f)
+    for (let i = 0; i < 2; i++) yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
+    yield* outbox.append(Fixtures.event({ customerNo: f.customerNo }))
+    const held = yield* store.claimDue({ owner: a, now: T, leaseMs: 60_000, limit: 1000, skipEndpoints: [f.id] })
+    const [x, y] = mine(held, e)
+    const [z] = mine(yield* claimAll(b, T), f)
+    yield* store.complete({ owner: a, attempt: attempt(x!, T, 200, true), outcome: { _tag: "Delivered" } })
+    expect(mine(yield* claimAll(c, T + 1), e, f)).toEqual([])
+    expect(yield* store.releaseLeases(a)).toBe(held.length - 1)
+    // y is claimable well before its lease would have run out; z stays with b; x stays delivered.
+    const again = mine(yield* claimAll(c, T + 2), e, f)
+    expect(again.map((d) => [d.event.id, d.delivery.leaseOwner])).toEqual([[y!.event.id, c]])
+    const statuses = (yield* store.listDeliveries(e.id, 10)).map((d) => [d.eventId, d.status])
+    expect(statuses).toContainEqual([x!.event.id, "delivered"])
+    const zDone = yield* store.complete({
+      owner: b,
+      attempt: attempt(z!, T + 3, 200, true),
+      outcome: { _tag: "Delivered" }
+    })
+    expect(zDone).toBe(true)
   })
 }
 

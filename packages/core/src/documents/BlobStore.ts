@@ -19,6 +19,13 @@ export interface OpenBlob {
 export interface BlobStoreShape {
   /** Stores the bytes durably (all or nothing) and returns their key. */
   readonly put: (bytes: Uint8Array) => Effect.Effect<string, StorageError>
+  /**
+   * Stores the bytes of `stream` durably (all or nothing) and returns their key, the same key
+   * `put` gives the same bytes. The store writes what arrives as it arrives and never holds the
+   * whole blob in memory, so files of any size can pass through; the stream is read to its end,
+   * or cancelled when the write fails.
+   */
+  readonly putStream: (stream: ReadableStream<Uint8Array>) => Effect.Effect<string, StorageError>
   /** The blob's length, or none when it is missing. */
   readonly stat: (key: string) => Effect.Effect<Option.Option<number>, StorageError>
   /** Opens the blob for streaming, or none when it is missing. */

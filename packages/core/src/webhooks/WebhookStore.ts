@@ -96,6 +96,12 @@ export interface WebhookStoreShape {
   readonly insertEndpoint: (endpoint: EndpointRecord) => Effect.Effect<void, StorageError>
   /** Replaces an endpoint (and which event types it receives); false when it does not exist. */
   readonly updateEndpoint: (endpoint: EndpointRecord) => Effect.Effect<boolean, StorageError>
+  /**
+   * Removes an endpoint with everything that hangs off it: its subscriptions, its deliveries
+   * (pending ones are dropped, finished ones forgotten) and its delivery log. The events stay,
+   * as other endpoints and `recover` read them. False when it does not exist.
+   */
+  readonly deleteEndpoint: (id: string) => Effect.Effect<boolean, StorageError>
   readonly findEndpoint: (id: string) => Effect.Effect<Option.Option<EndpointRecord>, StorageError>
   /** Endpoints of one account, or all, oldest first. */
   readonly listEndpoints: (customerNo?: string) => Effect.Effect<ReadonlyArray<EndpointRecord>, StorageError>
@@ -125,6 +131,12 @@ export interface WebhookStoreShape {
     readonly attempt: AttemptRecord
     readonly outcome: Outcome
   }) => Effect.Effect<boolean, StorageError>
+  /**
+   * Gives up every lease `owner` holds on a pending delivery, so any dispatcher may claim those
+   * deliveries at once instead of after the lease runs out (a host shutting down calls it after
+   * its dispatcher stopped sending). How many were released.
+   */
+  readonly releaseLeases: (owner: string) => Effect.Effect<number, StorageError>
   /**
    * Tracks an endpoint's health: success clears `failingSince`; failure starts it, and disables
    * the endpoint (`failing`) once it is older than `disableAfterMs`. True when it disabled it.

@@ -298,6 +298,44 @@ export const setEnabled = Effect.fn("Webhooks.setEnabled")(function* (id: string
   return updated
 })
 
+/**
+ * Changes where an endpoint sends (`url`, checked by the same SSRF and HTTPS rules as
+ * {@link addEndpoint}) and which event types it selects. Deliveries already queued stay queued
+ * and go to the new URL; events appended from now on follow the new selection. The secret,
+ * enablement and health are kept.
+ */
+export const updateEndpoint = Effect.fn("Webhooks.updateEndpoint")(function* (
+  id: string,
+  change: { readonly url?: string; readonly eventTypes?: ReadonlyArray<string> },
+  policy: UrlPolicy = {}
+) {
+  if (change.url === undefined && change.eventTypes === undefined)
+    return yield* new InvalidWebhook({ message: "give a new url, new events, or both" })
+  if (change.url !== undefined) yield* checkUrl(change.url, policy.allowPrivate ?? [])
+  const eventTypes = change.eventTypes === undefined ? undefined : yield* parseTypes(change.eventTypes)
+  const endpoint = yield* findEndpoint(id)
+  const updated: EndpointRecord = {
+    ...endpoint,
+    ...(change.url === undefined ? {} : { url: change.url }),
+    ...(eventTypes === undefined ? {} : { eventTypes }),
+    updatedAt: yield* Clock.currentTimeMillis
+  }
+  // Deleted between the read and the write: the same answer as if it had gone before.
+  if (!(yield* (yield* WebhookStore).updateEndpoint(updated))) return yield* new WebhookNotFound({ id })
+  return updated
+})
+
+/**
+ * Deletes an endpoint for good: its queued deliveries are dropped (never sent) and its delivery
+ * history and log are removed with it; the events themselves stay for the account's other
+ * endpoints. A send already in flight may still arrive once. Returns the endpoint as it was.
+ */
+export const deleteEndpoint = Effect.fn("Webhooks.deleteEndpoint")(function* (id: string) {
+  const endpoint = yield* findEndpoint(id)
+  if (!(yield* (yield* WebhookStore).deleteEndpoint(id))) return yield* new WebhookNotFound({ id })
+  return endpoint
+})
+
 /** The newest deliveries of an endpoint and its delivery log. */
 export const deliveries = Effect.fn("Webhooks.deliveries")(function* (id: string, limit = 50) {
   const endpoint = yield* findEndpoint(id)
@@ -726,8 +764,10 @@ export const dispatchOnce = (
  * The dispatcher loop, for a host to fork as a fiber: it keeps up to `concurrency` deliveries
  * in flight, at most `perEndpoint` per endpoint, claiming more as each one ends (see
  * {@link pump}); with nothing due it looks again after `idle` (default 1 s); a storage failure
- * is logged and retried after `idle`. Interrupting it is safe at any point: a lease taken and
- * not completed expires and the delivery is sent again.
+ * is logged and retried after `idle`. Interrupting it is safe at any point: it stops claiming,
+ * stops its sends and releases the leases it holds, so another dispatcher takes those deliveries
+ * at once (after a crash, where nothing is released, they wait for the lease to expire). A send
+ * cut off after its request went out is sent again: delivery stays at-least-once.
  */
 export const runDispatcher = (
   options: Omit<DispatchOptions, "owner"> & { readonly owner?: string; readonly idle?: Duration.DurationInput } = {}
@@ -736,6 +776,15 @@ export const runDispatcher = (
     Effect.gen(function* () {
       const owner = options.owner ?? `dispatcher_${yield* Ulid.make}`
       const idle = options.idle ?? Duration.seconds(1)
+      // Closed last (after the work loop's own scope has stopped every send): leases this
+      // dispatcher still holds are given back, so a host that stops cleanly leaves nothing
+      // waiting for its leases to run out.
+      const store = yield* WebhookStore
+      yield* Effect.addFinalizer(() =>
+        store
+          .releaseLeases(owner)
+          .pipe(Effect.catchAllCause((cause) => Effect.logWarning("waybill webhooks: releasing leases failed", cause)))
+      )
       // Housekeeping beside the loop: forget finished deliveries and log lines after 30 days.
       yield* Effect.forkScoped(
         Effect.repeat(

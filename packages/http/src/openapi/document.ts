@@ -235,33 +235,6 @@ const keyErrors = (c: Components) => ({
   503: errors(c, "Storage or service trouble; retry with backoff.", [Messages.unavailable], true)
 })
 
-/**
- * `Idempotency-Key` on the routes that change something (booking, cancel;
- * internal/idempotency.ts): the header, the replay marker on a success, and the refusals.
- */
-const idempotencyKeyParameter: Json = {
-  name: "Idempotency-Key",
-  in: "header",
-  required: false,
-  description:
-    "1 to 255 printable ASCII characters, new per logical request and the same on its retries. Within 24 " +
-    "hours the same key and request are answered with the first answer (Idempotent-Replayed: true) and run " +
-    "nothing again.",
-  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[ -~]{1,255}$" }
-}
-
-const replayable = (answer: Answer): Answer => ({
-  ...answer,
-  headers: { ...answer.headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") }
-})
-
-const idempotencyErrors = (c: Components) => ({
-  inProgress: Idempotency.IdempotencyKeyInProgress.text,
-  422: errors(c, "The Idempotency-Key was used with a different request; nothing ran.", [
-    Idempotency.IdempotencyKeyMismatch.text
-  ])
-})
-
 const examples = {
   validation: "Phone is required; ServiceType is required",
   quoteValidation: "origin must be a 5-digit ZIP code; weight is required",
@@ -272,6 +245,27 @@ const examples = {
   lookup: "A lookup is required: control_no, search_field with search_value, or id.",
   tooManyOrders: "More than 100 orders match; narrow the lookup."
 } as const
+
+/** `Idempotency-Key` (docs/api/idempotency.md): on the operations whose repeat would change something. */
+const idempotencyKey: Json = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "1-255 printable ASCII characters. Within 24 hours, the same key with the same request answers the " +
+    "first answer again (Idempotent-Replayed: true) and does nothing; scope: the key's account and mode.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" }
+}
+
+/** The refusals an `Idempotency-Key` adds: in progress (409), used with another request (422). */
+const idempotencyErrors = (c: Components) => ({
+  422: errors(c, "The Idempotency-Key was used with a different request.", [Idempotency.IdempotencyKeyMismatch.text])
+})
+
+const replayed = (answer: Answer): Answer => ({
+  ...answer,
+  headers: { ...(answer.headers ?? {}), "Idempotent-Replayed": headerRef("Idempotent-Replayed") }
+})
 
 const bearer: Json = { bearerAuth: [] }
 const queryKey: Json = { queryKey: [] }
@@ -284,7 +278,6 @@ const responses = (answers: Readonly<Record<number, Answer>>): Json =>
 
 const paths = (c: Components): Record<string, Json> => {
   const keyed = keyErrors(c)
-  const idempotency = idempotencyErrors(c)
   return {
     "/api/v1/order/json/": {
       post: {
@@ -296,7 +289,7 @@ const paths = (c: Components): Record<string, Json> => {
           "data.key. One invalid shipment is a 400; with several, each invalid one carries its own errors and " +
           "the valid ones are booked.",
         security: [bearer, {}],
-        parameters: [idempotencyKeyParameter],
+        parameters: [idempotencyKey],
         requestBody: {
           required: true,
           content: {
@@ -305,7 +298,7 @@ const paths = (c: Components): Record<string, Json> => {
           }
         },
         responses: responses({
-          200: replayable(ok(c, "The shipments' results.", "CreateShipmentsData", Wire.CreateShipmentsData)),
+          200: replayed(ok(c, "The shipments' results.", "CreateShipmentsData", Wire.CreateShipmentsData)),
           400: errors(c, "A body or a single shipment that cannot be used.", [
             examples.validation,
             examples.invalidJson,
@@ -320,10 +313,10 @@ const paths = (c: Components): Record<string, Json> => {
             Idempotency.invalidKeyMessage
           ]),
           ...keyed,
-          409: errors(c, "The first request with this Idempotency-Key is still running; retry after a moment.", [
-            idempotency.inProgress
+          409: errors(c, "A request with the same Idempotency-Key is still running; nothing was done.", [
+            Idempotency.IdempotencyKeyInProgress.text
           ]),
-          422: idempotency[422],
+          ...idempotencyErrors(c),
           413: errors(c, "The body is larger than the configured limit.", [
             bodyTooLarge(Config.defaults.booking.maxBodyBytes)
           ]),
@@ -418,9 +411,9 @@ const paths = (c: Components): Record<string, Json> => {
           "Cancels a shipment no driver has been assigned to yet (interface 4.4). Errors use the six messages " +
           "of interface 7.4.",
         security: [queryKey, bearer],
-        parameters: [...queryParameters(c, Wire.CancelParams), idempotencyKeyParameter],
+        parameters: [...queryParameters(c, Wire.CancelParams), idempotencyKey],
         responses: responses({
-          200: replayable(ok(c, "Canceled.", "CancelData", Wire.CancelData)),
+          200: replayed(ok(c, "Canceled.", "CancelData", Wire.CancelData)),
           400: errors(c, "A missing or malformed tracking number, or an unusable Idempotency-Key.", [
             Messages.invalidTrackingNumber,
             Idempotency.invalidKeyMessage
@@ -428,11 +421,10 @@ const paths = (c: Components): Record<string, Json> => {
           ...keyed,
           409: errors(
             c,
-            "Already canceled, past the point of cancelling, or the first request with this Idempotency-Key is " +
-              "still running.",
-            [Messages.alreadyCanceled, Messages.notCancelable, idempotency.inProgress]
+            "Already canceled, past the point of cancelling, or a request with the same Idempotency-Key still running.",
+            [Messages.alreadyCanceled, Messages.notCancelable, Idempotency.IdempotencyKeyInProgress.text]
           ),
-          422: idempotency[422],
+          ...idempotencyErrors(c),
           502: errors(c, "The cancel provider refused or failed (provider mode).", [Messages.notCancelable])
         })
       }
@@ -581,7 +573,7 @@ const headers: Json = {
   },
   "RateLimit-Policy": { description: 'The policy, e.g. "key";q=600;w=60.', schema: { type: "string" } },
   "Idempotent-Replayed": {
-    description: "true when the answer is the stored answer of an earlier request with the same Idempotency-Key.",
+    description: "true on an answer replayed for a repeated Idempotency-Key (nothing was done again).",
     schema: { type: "string", enum: ["true"] }
   }
 }

@@ -6,6 +6,8 @@
  *
  * - `GET  /ops/v1/webhooks/?customer_no=NO`            endpoints (of one account)
  * - `POST /ops/v1/webhooks/`                           JSON `{ customer_no, url, events: [..] }`
+ * - `GET|PATCH|DELETE /ops/v1/webhooks/{id}/`          the endpoint; PATCH JSON `{ url?, events? }`
+ *   changes it (same URL rules as adding); DELETE removes it, dropping its queued deliveries
  * - `GET  /ops/v1/webhooks/{id}/deliveries/`           deliveries and the delivery log
  * - `POST /ops/v1/webhooks/{id}/rotate-secret|disable|enable|test/`
  * - `POST /ops/v1/webhooks/{id}/recover/`              JSON `{ since: ISO time }`
@@ -143,6 +145,42 @@ export const opsEventRoute: Route = {
     if (sub !== "resend") return Effect.succeed(failure(404, "Unknown event route; one of: resend."))
     return Effect.map(Webhooks.resend(eventId), (queued) => success({ event_id: eventId, queued })).pipe(
       Effect.catchTags(storageErrors)
+    )
+  }
+}
+
+const UpdateBody = Schema.Struct({
+  url: Schema.optional(Schema.String),
+  events: Schema.optional(Schema.Array(Schema.String))
+})
+
+/** `/ops/v1/webhooks/{id}/`: one endpoint; PATCH changes its URL or events, DELETE removes it. */
+export const opsEndpointRoute: Route = {
+  methods: ["GET", "PATCH", "DELETE"],
+  operator: true,
+  run: (ctx) => {
+    const id = ctx.params[0]!
+    const program = Effect.gen(function* () {
+      if (ctx.request.method === "GET") return success(OperatorViews.endpoint(yield* Webhooks.getEndpoint(id)))
+      if (ctx.request.method === "DELETE")
+        return success({ ...OperatorViews.endpoint(yield* Webhooks.deleteEndpoint(id)), deleted: true })
+      const body = yield* jsonBody(ctx, UpdateBody, '{"url"?: string, "events"?: [string]}')
+      if (Either.isLeft(body)) return body.left
+      const updated = yield* Webhooks.updateEndpoint(
+        id,
+        {
+          ...(body.right.url === undefined ? {} : { url: body.right.url }),
+          ...(body.right.events === undefined ? {} : { eventTypes: body.right.events })
+        },
+        { allowPrivate: allowPrivate(ctx) }
+      )
+      return success(OperatorViews.endpoint(updated))
+    })
+    return program.pipe(
+      Effect.catchTags({
+        InvalidWebhook: (e: { readonly message: string }) => Effect.succeed(failure(400, e.message)),
+        ...endpointErrors
+      })
     )
   }
 }
