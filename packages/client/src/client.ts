@@ -120,7 +120,7 @@ export class WaybillClient {
       sleep: options.sleep ?? sleep,
       random: options.random ?? Math.random
     }
-    this.#newKey = options.newIdempotencyKey ?? (() => crypto.randomUUID())
+    this.#newKey = options.newIdempotencyKey ?? randomUuid
     const apiKey = options.apiKey
     this.raw = createClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
@@ -269,6 +269,19 @@ export class WaybillClient {
       })
     )
   }
+}
+
+/**
+ * A random (version 4) UUID: `crypto.randomUUID` where the runtime has it (browsers offer it
+ * only on secure origins), else the same from `crypto.getRandomValues`.
+ */
+export const randomUuid = (): string => {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID()
+  const b = crypto.getRandomValues(new Uint8Array(16))
+  b[6] = (b[6]! & 0x0f) | 0x40
+  b[8] = (b[8]! & 0x3f) | 0x80
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("")
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
 /** Drops `undefined` values, so `exactOptionalPropertyTypes` options do not erase defaults. */

@@ -3,6 +3,7 @@
  * no timers (the sleep is injected and records what it was asked to wait), no timing assertions.
  */
 import { describe, expect, it } from "vitest"
+import { randomUuid } from "../src/client.js"
 import {
   backoffDelay,
   defaultRetry,
@@ -263,5 +264,22 @@ describe("backoffDelay", () => {
     const options = { ...defaultRetry, baseDelayMs: 100, maxDelayMs: 1000 }
     expect([1, 2, 3, 4, 5].map((n) => backoffDelay(n, options, () => 0.999999))).toEqual([99, 199, 399, 799, 999])
     expect(backoffDelay(3, options, () => 0)).toBe(0)
+  })
+})
+
+describe("randomUuid", () => {
+  const v4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+  it("is a version 4 UUID, also where crypto.randomUUID is missing (insecure browser origins)", () => {
+    expect(randomUuid()).toMatch(v4)
+    const original = crypto.randomUUID
+    try {
+      Object.defineProperty(crypto, "randomUUID", { value: undefined, configurable: true, writable: true })
+      const made = new Set(Array.from({ length: 50 }, () => randomUuid()))
+      expect(made.size).toBe(50)
+      for (const id of made) expect(id).toMatch(v4)
+    } finally {
+      Object.defineProperty(crypto, "randomUUID", { value: original, configurable: true, writable: true })
+    }
   })
 })
