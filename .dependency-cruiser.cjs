@@ -90,6 +90,15 @@ module.exports = {
       to: { pathNot: ["^packages/http/", "^packages/core/src/index\\.ts$", effect] }
     },
     {
+      name: "client-portable",
+      severity: "error",
+      comment:
+        "@waybill/client runs in Node, Deno, Bun and browsers: its sources import each other and " +
+        "openapi-fetch only (no Node built-in, no other package).",
+      from: { path: "^packages/client/src/" },
+      to: { pathNot: ["^packages/client/src/", "(^|/)node_modules/openapi-fetch/"] }
+    },
+    {
       name: "core-folders-through-index",
       severity: "error",
       comment:

@@ -104,6 +104,21 @@ export default defineConfig([
   },
 
   {
+    name: "waybill/client-src",
+    // @waybill/client runs in browsers, Deno and Bun too (imports are checked by dependency-cruiser).
+    files: ["packages/client/src/**"],
+    rules: {
+      "no-restricted-globals": [
+        "error",
+        ...["process", "Buffer", "global", "__dirname", "__filename", "require"].map((name) => ({
+          name,
+          message: "@waybill/client is portable: only fetch, crypto, AbortController and setTimeout."
+        }))
+      ]
+    }
+  },
+
+  {
     name: "waybill/any-allowed",
     // Tests build partial fakes; storage-kysely holds a host-supplied `Kysely<any>` on purpose.
     files: [...testFiles, "adapters/storage-kysely/**"],
