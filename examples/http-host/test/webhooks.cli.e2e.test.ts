@@ -166,7 +166,7 @@ describe("pnpm waybill webhook", () => {
     expect((await waybill("webhook", "update", id)).code).toBe(2)
 
     expect((await waybill("webhook", "delete", id)).out).toMatchObject({ id, deleted: true })
-    expect((await waybill("webhook", "list", "--customer", customerNo)).out).toEqual([])
+    expect((await waybill("webhook", "list", "--customer", customerNo)).out.data).toEqual([])
     expect(await waybill("webhook", "delete", id)).toEqual({ code: 1, out: { error: `no webhook endpoint ${id}` } })
   }, 180_000)
 })

@@ -245,6 +245,6 @@ describe("webhooks through the example host", () => {
     expect((await call("GET", `webhooks/${id}/`)).status).toBe(404)
     expect((await ops(t.url, `webhooks/${id}/deliveries/`)).status).toBe(404)
     expect((await call("DELETE", `webhooks/${id}/`)).status).toBe(404)
-    expect((await ops(t.url, `webhooks/?customer_no=${account.customerNo}`)).body.data).toEqual([])
+    expect((await ops(t.url, `webhooks/?customer_no=${account.customerNo}`)).body.data.data).toEqual([])
   })
 })
