@@ -577,7 +577,7 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     const { outbox, store } = yield* services
     const e = endpoint({ eventTypes: ["shipment.booked", "shipment.delivered"] })
     yield* store.insertEndpoint(e)
-    const shipments = Array.from({ length: 6 }, () => Fixtures.trackNo())
+    const shipments = Array.from({ length: 16 }, () => Fixtures.trackNo())
     for (let seq = 0; seq < 4; seq++)
       for (const trackNo of shipments)
         yield* outbox.append(
@@ -601,7 +601,7 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     const dispatcher = (owner: string) =>
       Effect.gen(function* () {
         for (let round = 0; round < 400 && done < total; round++) {
-          const claimed = mine(yield* store.claimDue({ owner, now: ++clock, leaseMs: 1e9, limit: 3 }), e)
+          const claimed = mine(yield* store.claimDue({ owner, now: ++clock, leaseMs: 1e9, limit: 12 }), e)
           for (const c of claimed) {
             const id = `${c.event.id}#${c.delivery.attempts + 1}`
             if (sent.has(id)) duplicates.push(id)
@@ -631,7 +631,7 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
           }
         }
       })
-    yield* Effect.all(["a", "bb", "ccc", "dddd"].map(dispatcher), { concurrency: "unbounded" })
+    yield* Effect.all(["a", "bb", "ccc", "dddd", "eeeee", "ffffff"].map(dispatcher), { concurrency: "unbounded" })
     expect(duplicates).toEqual([])
     expect(overlaps).toEqual([])
     expect(done).toBe(total)
