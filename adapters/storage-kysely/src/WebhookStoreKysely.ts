@@ -233,6 +233,9 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
   // The dispatcher's statements, one set per delivery: compiled once (and, on SQLite, run
   // synchronously) instead of built and compiled by Kysely for every delivery.
   const scanSql = prepare((c, p: { readonly now: number; readonly limit: number }) => claimScan(c, p.now, p.limit))
+  const lockingScanSql = prepare((c, p: { readonly now: number; readonly limit: number }) =>
+    claimScan(c, p.now, p.limit).forUpdate("d").skipLocked()
+  )
   const claimSql = prepare(
     (
       c,
@@ -387,25 +390,28 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     claimDue: ({ leaseMs, limit, now, owner, perEndpoint, skipEndpoints }) =>
       Effect.gen(function* () {
         const skip = skipEndpoints ?? []
+        // On PostgreSQL the scan locks its candidates for the claim's transaction; rows another
+        // host is claiming right now are skipped rather than waited for, and each locked row is
+        // rechecked against its newest version.
+        const locking = dialect === "postgres"
         const scan =
-          dialect === "postgres"
-            ? // Locks the candidates for this transaction; rows another host is claiming right
-              // now are skipped rather than waited for (and rechecked against their newest version).
-              rows("webhooks.claim-scan", (c) => {
-                const q = claimScan(c, now, limit).forUpdate("d").skipLocked()
-                return skip.length === 0 ? q : q.where("d.endpoint_id", "not in", skip)
+          skip.length === 0
+            ? Effect.map(
+                execute("webhooks.claim-scan", (locking ? lockingScanSql : scanSql)({ now, limit })),
+                (r) => r.rows
+              )
+            : rows("webhooks.claim-scan", (c) => {
+                const q = claimScan(c, now, limit).where("d.endpoint_id", "not in", skip)
+                return locking ? q.forUpdate("d").skipLocked() : q
               })
-            : skip.length === 0
-              ? Effect.map(execute("webhooks.claim-scan", scanSql({ now, limit })), (r) => r.rows)
-              : rows("webhooks.claim-scan", (c) => claimScan(c, now, limit).where("d.endpoint_id", "not in", skip))
         // SQLite has no row locks: the scan runs outside the transaction (a read that turns into
         // a write inside one fails when another process wrote meanwhile), and the conditional
         // updates below decide. One transaction for the claims: one commit, not one per delivery.
-        const before = dialect === "postgres" ? [] : yield* scan
-        if (dialect !== "postgres" && before.length === 0) return []
+        const before = locking ? [] : yield* scan
+        if (!locking && before.length === 0) return []
         return yield* withTransaction(
           Effect.gen(function* () {
-            const candidates = dialect === "postgres" ? yield* scan : before
+            const candidates = locking ? yield* scan : before
             const claimed: Array<Webhook.Claimed> = []
             const taken = new Map<string, number>()
             for (const cand of candidates) {
