@@ -3,8 +3,11 @@
  *
  * `WebhookStore` over Kysely: endpoints with a subscription row per selected event type (the
  * lookup the outbox makes for every appended event), the delivery queue, and the delivery log.
- * A claim is a conditional `UPDATE` per candidate (`... AND lease_until <= now`), which only one
- * dispatcher can win on SQLite and PostgreSQL alike, so no two dispatchers send the same attempt.
+ * A claim is a conditional `UPDATE` per candidate that only matches the row as the scan saw it
+ * (pending, due, unleased, same attempt count), so only one dispatcher can win it and a scan that
+ * went stale (another host sent that attempt and scheduled a retry meanwhile) wins nothing. On
+ * PostgreSQL the scan itself runs in the claim's transaction with `FOR UPDATE OF d SKIP LOCKED`:
+ * hosts claiming at once skip each other's candidates instead of queueing behind them.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -226,10 +229,13 @@ const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
     .limit(limit)
 
 export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
-  const { compileInsert, execute, first, prepare, rows, withTransaction, write } = conn
+  const { compileInsert, dialect, execute, first, prepare, rows, withTransaction, write } = conn
   // The dispatcher's statements, one set per delivery: compiled once (and, on SQLite, run
   // synchronously) instead of built and compiled by Kysely for every delivery.
   const scanSql = prepare((c, p: { readonly now: number; readonly limit: number }) => claimScan(c, p.now, p.limit))
+  const lockingScanSql = prepare((c, p: { readonly now: number; readonly limit: number }) =>
+    claimScan(c, p.now, p.limit).forUpdate("d").skipLocked()
+  )
   const claimSql = prepare(
     (
       c,
@@ -240,6 +246,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         readonly eventId: string
         readonly pending: string
         readonly now: number
+        readonly attempts: number
       }
     ) =>
       c
@@ -249,6 +256,27 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         .where("event_id", "=", p.eventId)
         .where("status", "=", p.pending as "pending")
         .where("lease_until", "<=", p.now)
+        .where("next_attempt_at", "<=", p.now)
+        .where("attempts", "=", p.attempts)
+  )
+  const renewSql = prepare(
+    (
+      c,
+      p: {
+        readonly owner: string
+        readonly leaseUntil: number
+        readonly endpointId: string
+        readonly eventId: string
+        readonly pending: string
+      }
+    ) =>
+      c
+        .updateTable("waybill_webhook_deliveries")
+        .set({ lease_until: p.leaseUntil })
+        .where("endpoint_id", "=", p.endpointId)
+        .where("event_id", "=", p.eventId)
+        .where("status", "=", p.pending as "pending")
+        .where("lease_owner", "=", p.owner)
   )
   const completeSql = prepare(
     (
@@ -362,21 +390,36 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     claimDue: ({ leaseMs, limit, now, owner, perEndpoint, skipEndpoints }) =>
       Effect.gen(function* () {
         const skip = skipEndpoints ?? []
-        const candidates =
+        // On PostgreSQL the scan locks its candidates for the claim's transaction; rows another
+        // host is claiming right now are skipped rather than waited for, and each locked row is
+        // rechecked against its newest version.
+        const locking = dialect === "postgres"
+        const scan =
           skip.length === 0
-            ? (yield* execute("webhooks.claim-scan", scanSql({ now, limit }))).rows
-            : yield* rows("webhooks.claim-scan", (c) => claimScan(c, now, limit).where("d.endpoint_id", "not in", skip))
-        if (candidates.length === 0) return []
-        // One transaction for the whole claim: one commit instead of one per delivery.
+            ? Effect.map(
+                execute("webhooks.claim-scan", (locking ? lockingScanSql : scanSql)({ now, limit })),
+                (r) => r.rows
+              )
+            : rows("webhooks.claim-scan", (c) => {
+                const q = claimScan(c, now, limit).where("d.endpoint_id", "not in", skip)
+                return locking ? q.forUpdate("d").skipLocked() : q
+              })
+        // SQLite has no row locks: the scan runs outside the transaction (a read that turns into
+        // a write inside one fails when another process wrote meanwhile), and the conditional
+        // updates below decide. One transaction for the claims: one commit, not one per delivery.
+        const before = locking ? [] : yield* scan
+        if (!locking && before.length === 0) return []
         return yield* withTransaction(
           Effect.gen(function* () {
+            const candidates = locking ? yield* scan : before
             const claimed: Array<Webhook.Claimed> = []
             const taken = new Map<string, number>()
             for (const cand of candidates) {
               const already = taken.get(cand.endpoint_id) ?? 0
               if (perEndpoint !== undefined && already >= perEndpoint) continue
               // The conditional update is the claim: a rival dispatcher that took it first has
-              // already moved lease_until past now, so this matches no row.
+              // moved lease_until past now (or, having sent it, the attempt count and the next
+              // attempt time), so this matches no row.
               const won = yield* execute(
                 "webhooks.claim",
                 claimSql({
@@ -385,7 +428,8 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
                   endpointId: cand.endpoint_id,
                   eventId: cand.event_id,
                   pending: "pending",
-                  now
+                  now,
+                  attempts: num(cand.attempts)
                 })
               )
               if (Number(won.numAffectedRows ?? 0) !== 1) continue
@@ -458,6 +502,21 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           return Number(result.numAffectedRows ?? 0) === 1
         })
       ),
+
+    renewLeases: ({ deliveries, leaseUntil, owner }) =>
+      deliveries.length === 0
+        ? Effect.succeed(0)
+        : withTransaction(
+            Effect.reduce(deliveries, 0, (renewed, d) =>
+              Effect.map(
+                execute(
+                  "webhooks.renew-lease",
+                  renewSql({ owner, leaseUntil, endpointId: d.endpointId, eventId: d.eventId, pending: "pending" })
+                ),
+                (r) => renewed + Number(r.numAffectedRows ?? 0)
+              )
+            )
+          ),
 
     releaseLeases: (owner) =>
       write("webhooks.release-leases", (c) =>

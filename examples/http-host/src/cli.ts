@@ -40,7 +40,7 @@ Commands:
   serve [--port 8080] [--host 127.0.0.1] [--base-url URL] [--operator-token-file FILE] [--trust-proxy LIST]
         [--tls-cert FILE --tls-key FILE] [--allow-insecure-http]
         [--mail-dir DIR | --smtp-url URL [--smtp-password-file FILE]] [--mail-from ADDRESS]
-        [--webhook-allow-private LIST] [--webhook-ca FILE] [--no-webhooks] [--log-format json|pretty]
+        [--webhook-allow-private LIST] [--webhook-ca FILE] [--webhook-lease-seconds 60] [--no-webhooks] [--log-format json|pretty]
         [--shutdown-grace 25] [--limits JSON] [--ticket-ttl-minutes 15]
                                   serve /api/v1 and /ops/v1 from the database; a fresh one gets a demo account.
                                   HTTPS with the PEM files; the documents endpoint refuses plain HTTP
@@ -687,10 +687,12 @@ const webhookHostOptions = (): WebhookHostOptions => {
       throw new UsageError("--webhook-allow-private takes comma-separated IP addresses or CIDRs")
     }
   }
+  if (settings["webhook-lease-seconds"] < 1) throw new UsageError("--webhook-lease-seconds must be at least 1")
   return {
     ...(allowPrivate === undefined ? {} : { allowPrivate }),
     ...(caFile === undefined ? {} : { ca: [readFileSync(caFile, "utf8")] }),
-    ...(settings["no-webhooks"] ? { dispatch: false } : {})
+    ...(settings["no-webhooks"] ? { dispatch: false } : {}),
+    leaseMs: settings["webhook-lease-seconds"] * 1000
   }
 }
 

@@ -89,6 +89,11 @@ export const OPTIONS = {
   "webhook-allow-private": { kind: "list", help: "private addresses or CIDRs webhook endpoints may use anyway" },
   "webhook-ca": { kind: "path", help: "extra trusted CA certificate (PEM) for webhook receivers" },
   "no-webhooks": { kind: "boolean", help: "do not run the webhook dispatcher in this process", default: false },
+  "webhook-lease-seconds": {
+    kind: "integer",
+    help: "how long a host holds a claimed delivery, renewed while sending",
+    default: 60
+  },
   "log-format": { kind: "string", help: "`json` (one object per line, default) or `pretty` (for a terminal)" },
   "shutdown-grace": {
     kind: "integer",

@@ -5,6 +5,7 @@
  * same database, with the `@waybill/webhook-fetch` transport) and the operator views the CLI
  * prints. A team embedding Waybill writes the same few lines in its own server.
  */
+import { randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -25,7 +26,7 @@ export interface WebhookHostOptions {
   readonly dispatch?: boolean
   /** Pause between empty rounds, ms (default 1000). */
   readonly idleMs?: number
-  /** How long a claim is held (default 60 s); the crash test shortens it. */
+  /** How long a claim is held (default 60 s; renewed while sending); tests shorten it. */
   readonly leaseMs?: number
   /** Parallel sends (default 16) and, of those, to one endpoint (default half). */
   readonly concurrency?: number
@@ -75,6 +76,9 @@ export const startDispatcher = (
   )
   const fiber = Effect.runFork(
     Webhooks.runDispatcher({
+      // The process id in the lease owner tells an operator (and the fleet test) which host
+      // holds a delivery; the random part keeps owners apart across restarts and machines.
+      owner: `dispatcher_${process.pid}_${randomUUID().replaceAll("-", "").slice(0, 12)}`,
       idle: options.idleMs ?? 1000,
       ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),

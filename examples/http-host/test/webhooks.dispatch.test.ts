@@ -1,7 +1,8 @@
 /**
- * The dispatcher (`Webhooks.dispatchOnce`) over real SQLite storage with a scripted transport
- * and Effect's `TestClock`: the retry schedule, `Retry-After`, 410, auto-disable, per-shipment
- * order while a receiver is down, and redelivery after a crash between send and record. Nothing
+ * The dispatcher (`Webhooks.dispatchOnce`, `Webhooks.runDispatcher`) over real SQLite storage
+ * with a scripted transport and Effect's `TestClock`: the retry schedule, `Retry-After`, 410,
+ * auto-disable, per-shipment order while a receiver is down, redelivery after a crash between
+ * send and record, leases given back on stop and renewed while a send is in flight. Nothing
  * here waits for real time.
  */
 import Database from "better-sqlite3"
@@ -290,6 +291,37 @@ describe("Webhooks.dispatchOnce", () => {
         // Well before the 60 s lease would have run out.
         const taken = yield* store.claimDue({ owner: "next", now: 1, leaseMs: 60_000, limit: 10 })
         expect(taken.map((c) => c.event.id)).toEqual(["evt_T10_shipment.booked"])
+      }).pipe(Effect.provide(context))
+    })
+  )
+
+  it.scoped("runDispatcher renews the lease of a send in flight: no rival takes it over mid-send", () =>
+    Effect.gen(function* () {
+      // The receiver never answers: the send outlasts its 3 s lease many times over.
+      const { context, sent } = yield* setup(() => Effect.never)
+      yield* Effect.gen(function* () {
+        const e = yield* endpointRecord("111")
+        yield* append("111", "T11", "shipment.booked")
+        const store = yield* WebhookStore
+        const fiber = yield* Effect.fork(Webhooks.runDispatcher({ owner: "slow", idle: "1 hour", leaseMs: 3_000 }))
+        while (sent.length === 0) yield* Effect.yieldNow()
+        const lease = Effect.map(store.listDeliveries(e.id, { limit: 1 }), (p) => [
+          p.items[0]!.leaseOwner,
+          p.items[0]!.leaseUntil
+        ])
+        expect(yield* lease).toEqual(["slow", 3_000])
+        // Renewed every second (a third of the lease), a full lease ahead each time.
+        yield* TestClock.adjust(2_500)
+        expect(yield* lease).toEqual(["slow", 5_000])
+        expect(yield* store.claimDue({ owner: "rival", now: 4_000, leaseMs: 3_000, limit: 10 })).toEqual([])
+        yield* TestClock.adjust(30_000)
+        expect(yield* lease).toEqual(["slow", 35_000])
+        expect(yield* store.claimDue({ owner: "rival", now: 34_999, leaseMs: 3_000, limit: 10 })).toEqual([])
+        expect(sent).toHaveLength(1)
+        // Once it stops (and so stops renewing), the delivery is free again.
+        yield* Fiber.interrupt(fiber)
+        const taken = yield* store.claimDue({ owner: "rival", now: 32_501, leaseMs: 3_000, limit: 10 })
+        expect(taken.map((c) => c.event.id)).toEqual(["evt_T11_shipment.booked"])
       }).pipe(Effect.provide(context))
     })
   )

@@ -40,7 +40,9 @@ export const cases = [
   "enqueue, requeueEvent and recover queue deliveries again",
   "prune forgets finished deliveries and old log lines, never pending ones",
   "deleteEndpoint removes the endpoint, its subscriptions, deliveries and log",
-  "releaseLeases makes the owner's pending deliveries claimable at once, and only those"
+  "releaseLeases makes the owner's pending deliveries claimable at once, and only those",
+  "renewLeases moves the owner's leases on the given pending deliveries, and only those",
+  "racing dispatchers send every delivery, no attempt twice, each shipment in order"
 ] as const
 
 /** The name of one case of the suite. */
@@ -541,6 +543,102 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
       outcome: { _tag: "Delivered" }
     })
     expect(zDone).toBe(true)
+  }),
+
+  "renewLeases moves the owner's leases on the given pending deliveries, and only those": Effect.gen(function* () {
+    const { outbox, store } = yield* services
+    const [a, b] = ["a", "b"].map((x) => `${x}-${endpointId()}`) as [string, string]
+    const e = endpoint({ eventTypes: ["shipment.booked"] })
+    yield* store.insertEndpoint(e)
+    for (let i = 0; i < 3; i++) yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
+    const [x, y, z] = mine(yield* store.claimDue({ owner: a, now: T, leaseMs: 1000, limit: 1000 }), e)
+    const key = (c: Webhook.Claimed) => ({ endpointId: c.endpoint.id, eventId: c.event.id })
+    yield* store.complete({ owner: a, attempt: attempt(z!, T, 200, true), outcome: { _tag: "Delivered" } })
+    // x is renewed; y is not asked for; z is no longer pending; b holds nothing.
+    expect(yield* store.renewLeases({ owner: b, deliveries: [key(x!)], leaseUntil: T + 5000 })).toBe(0)
+    expect(yield* store.renewLeases({ owner: a, deliveries: [key(x!), key(z!)], leaseUntil: T + 5000 })).toBe(1)
+    expect(yield* store.renewLeases({ owner: a, deliveries: [], leaseUntil: T + 5000 })).toBe(0)
+    // After the first lease: y is taken over, x is not until the renewed lease runs out.
+    const taken = mine(yield* store.claimDue({ owner: b, now: T + 1000, leaseMs: 10_000, limit: 1000 }), e)
+    expect(taken.map((c) => c.event.id)).toEqual([y!.event.id])
+    // a may no longer renew y (b holds it now), and a's renewal never shortens b's lease.
+    expect(yield* store.renewLeases({ owner: a, deliveries: [key(y!)], leaseUntil: T + 1001 })).toBe(0)
+    expect(mine(yield* store.claimDue({ owner: a, now: T + 1999, leaseMs: 1000, limit: 1000 }), e)).toEqual([])
+    expect(mine(yield* store.claimDue({ owner: b, now: T + 4999, leaseMs: 1000, limit: 1000 }), e)).toEqual([])
+    const after = mine(yield* store.claimDue({ owner: b, now: T + 5000, leaseMs: 1000, limit: 1000 }), e)
+    expect(after.map((c) => c.event.id)).toEqual([x!.event.id])
+    // Taken over at last: the first holder's late completion no longer counts.
+    expect(
+      yield* store.complete({ owner: a, attempt: attempt(x!, T + 4000, 200, true), outcome: { _tag: "Delivered" } })
+    ).toBe(false)
+  }),
+
+  "racing dispatchers send every delivery, no attempt twice, each shipment in order": Effect.gen(function* () {
+    const { outbox, store } = yield* services
+    const e = endpoint({ eventTypes: ["shipment.booked", "shipment.delivered"] })
+    yield* store.insertEndpoint(e)
+    const shipments = Array.from({ length: 16 }, () => Fixtures.trackNo())
+    for (let seq = 0; seq < 4; seq++)
+      for (const trackNo of shipments)
+        yield* outbox.append(
+          Fixtures.event({
+            customerNo: e.customerNo,
+            trackNo,
+            type: seq % 2 === 0 ? "shipment.booked" : "shipment.delivered"
+          })
+        )
+    const total = shipments.length * 4
+    // One clock for all: every claim sees a later time, so a retry scheduled "now" is due to the
+    // next claim of any dispatcher, and leases (far longer than the run) never expire.
+    let clock = T
+    const sent = new Set<string>()
+    const duplicates: Array<string> = []
+    const holder = new Map<string, string>()
+    const overlaps: Array<string> = []
+    const delivered = new Map<string, Array<number>>()
+    let done = 0
+    let retries = 0
+    const dispatcher = (owner: string) =>
+      Effect.gen(function* () {
+        for (let round = 0; round < 400 && done < total; round++) {
+          const claimed = mine(yield* store.claimDue({ owner, now: ++clock, leaseMs: 1e9, limit: 12 }), e)
+          for (const c of claimed) {
+            const id = `${c.event.id}#${c.delivery.attempts + 1}`
+            if (sent.has(id)) duplicates.push(id)
+            sent.add(id)
+            const other = holder.get(c.event.trackNo)
+            if (other !== undefined) overlaps.push(`${c.event.trackNo}: ${other} and ${owner}`)
+            holder.set(c.event.trackNo, owner)
+          }
+          yield* Effect.yieldNow()
+          for (const c of claimed) {
+            holder.delete(c.event.trackNo)
+            // Every third attempt fails and is due again at once: rivals whose scan saw the
+            // delivery before this attempt must not claim (and send) it with the old count.
+            const retry = (c.delivery.attempts + c.event.sequence + owner.length) % 3 === 0 && c.delivery.attempts < 2
+            if (retry) retries++
+            else {
+              done++
+              delivered.set(c.event.trackNo, [...(delivered.get(c.event.trackNo) ?? []), c.event.sequence])
+            }
+            const ok = yield* store.complete({
+              owner,
+              attempt: attempt(c, clock, retry ? 503 : 200, !retry),
+              outcome: retry ? { _tag: "Retry", nextAttemptAt: clock } : { _tag: "Delivered" }
+            })
+            expect(ok).toBe(true)
+            yield* Effect.yieldNow()
+          }
+        }
+      })
+    yield* Effect.all(["a", "bb", "ccc", "dddd", "eeeee", "ffffff"].map(dispatcher), { concurrency: "unbounded" })
+    expect(duplicates).toEqual([])
+    expect(overlaps).toEqual([])
+    expect(done).toBe(total)
+    expect(retries).toBeGreaterThan(0)
+    for (const trackNo of shipments) expect(delivered.get(trackNo)).toEqual([1, 2, 3, 4])
+    const log = yield* store.listAttempts(e.id, { limit: 1000 })
+    expect(log.items).toHaveLength(total + retries)
   })
 }
 

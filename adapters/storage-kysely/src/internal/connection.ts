@@ -23,6 +23,8 @@ type Table = keyof WaybillDatabase & string
 export interface Connection {
   /** The Kysely the stores build and compile their queries with (never runs them). */
   readonly db: Db
+  /** The engine's database, for the few statements that differ (row locks exist on PostgreSQL only). */
+  readonly dialect: StorageEngine["dialect"]
   /** Runs a statement on the fiber's transaction (or outside any); driver errors become `StorageError({ operation })`. */
   readonly execute: <R>(operation: string, statement: Statement<R>) => Effect.Effect<Result<R>, StorageError>
   /** Like `execute`, but a unique violation is `DuplicateKey({ what })`. */
@@ -169,6 +171,7 @@ export const makeConnection = (engine: StorageEngine): Connection => {
 
   return {
     db,
+    dialect: engine.dialect,
     prepare,
     compileInsert,
     execute: (operation, statement) => run(statement, storageError(operation)),

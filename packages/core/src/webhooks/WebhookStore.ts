@@ -6,7 +6,8 @@
  * the event, so a committed change always has its deliveries and a rolled-back one never has.
  * Retry times, attempt counts and leases live in the database: a restarted dispatcher picks up
  * where the last one stopped, and two dispatchers on one database never hold the same delivery
- * (a claim is a conditional update that only one of them wins).
+ * (a claim is a conditional update that only one of them wins; the holder renews its lease while
+ * it sends).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -140,6 +141,17 @@ export interface WebhookStoreShape {
     readonly attempt: AttemptRecord
     readonly outcome: Outcome
   }) => Effect.Effect<boolean, StorageError>
+  /**
+   * Moves the lease of each given delivery that `owner` still holds (and that is still pending)
+   * to `leaseUntil`: a dispatcher renews the leases of the sends it has in flight, so a slow
+   * receiver never lets another dispatcher take an attempt over mid-send. A lease another
+   * dispatcher took meanwhile stays theirs. How many were renewed.
+   */
+  readonly renewLeases: (options: {
+    readonly owner: string
+    readonly deliveries: ReadonlyArray<{ readonly endpointId: string; readonly eventId: string }>
+    readonly leaseUntil: number
+  }) => Effect.Effect<number, StorageError>
   /**
    * Gives up every lease `owner` holds on a pending delivery, so any dispatcher may claim those
    * deliveries at once instead of after the lease runs out (a host shutting down calls it after

@@ -436,7 +436,11 @@ export interface DispatchOptions {
   readonly slowMs?: number
   /** In {@link runDispatcher}, sends in flight at most, slow ones included. Default 8 x `concurrency`. */
   readonly maxInFlight?: number
-  /** How long a claim is held; must exceed the transport's total timeout. Default 60 s. */
+  /**
+   * How long a claim is held. {@link runDispatcher} renews the leases of its sends every third of
+   * it, so a send may outlast it; {@link dispatchOnce} does not, so there it must exceed the
+   * transport's total timeout. Default 60 s.
+   */
   readonly leaseMs?: number
 }
 
@@ -684,7 +688,12 @@ const pump = (
     const recorder = yield* batchRecorder(options.owner)
     /** Deliveries holding one of the `concurrency` slots (not yet slow). */
     let busy = 0
-    const inFlight = new Set<{ readonly startedAt: number; counted: boolean }>()
+    const inFlight = new Set<{
+      readonly startedAt: number
+      readonly endpointId: string
+      readonly eventId: string
+      counted: boolean
+    }>()
     const running = yield* FiberSet.make<boolean>()
     // Wakes the loop when a delivery ends or turns slow; one pending wake-up is enough.
     const wakeUp = yield* Queue.sliding<void>(1)
@@ -713,9 +722,30 @@ const pump = (
         )
       )
     )
+    // Every third of a lease, the leases of the sends in flight are pushed a full lease ahead:
+    // a receiver slower than the lease never lets another dispatcher send the attempt again
+    // while this one is still waiting for the answer. A dispatcher that dies stops renewing,
+    // and its leases run out within one lease.
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.zipRight(
+          Effect.sleep(Duration.millis(Math.max(50, Math.floor(leaseMs / 3)))),
+          Effect.suspend(() => {
+            if (inFlight.size === 0) return Effect.void
+            const deliveries = [...inFlight].map(({ endpointId, eventId }) => ({ endpointId, eventId }))
+            return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              store.renewLeases({ owner: options.owner, deliveries, leaseUntil: now + leaseMs })
+            ).pipe(
+              Effect.catchAllCause((cause) => Effect.logWarning("waybill webhooks: renewing leases failed", cause)),
+              Effect.asVoid
+            )
+          })
+        )
+      )
+    )
     const start = (c: Claimed, now: number) => {
       const id = c.endpoint.id
-      const entry = { startedAt: now, counted: true }
+      const entry = { startedAt: now, endpointId: id, eventId: c.event.id, counted: true }
       inFlight.add(entry)
       lanes.set(id, (lanes.get(id) ?? 0) + 1)
       busy++
@@ -798,7 +828,8 @@ export const dispatchOnce = (
  * {@link pump}); with nothing due it looks again after `idle` (default 1 s); a storage failure
  * is logged and retried after `idle`. Interrupting it is safe at any point: it stops claiming,
  * stops its sends and releases the leases it holds, so another dispatcher takes those deliveries
- * at once (after a crash, where nothing is released, they wait for the lease to expire). A send
+ * at once (after a crash, where nothing is released or renewed, they wait for the lease to
+ * expire). While a send is in flight its lease is renewed every third of `leaseMs`. A send
  * cut off after its request went out is sent again: delivery stays at-least-once.
  */
 export const runDispatcher = (
