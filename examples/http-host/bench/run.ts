@@ -4,6 +4,9 @@
  * after the other, each in its own child process over a fresh SQLite file, and prints
  * requests/s, p50/p99 latency, peak RSS and the Waybill/floor throughput ratio per scenario
  * (with ceiling/floor and waybill/ceiling where the ceiling ran).
+ * The `*-pg` scenarios run the same way on a fresh PostgreSQL database per measurement (created,
+ * migrated, dropped: postgres.ts), against the PostgreSQL floor (floorPg.ts); the two-host one
+ * starts two Waybill hosts on one database and splits the load across them.
  * Results also go to bench-results/<timestamp>.json at the repository root.
  *
  * A run is only valid if every answer was a 2xx that passed the scenario's check and the
@@ -41,6 +44,8 @@ import {
   type Session,
   targetsOf
 } from "./scenarios.js"
+import { benchServerUrl, type BenchDatabase, createBenchDatabase } from "./postgres.js"
+import { migrateBenchDatabase } from "./pgSchema.js"
 import type { PragmaValues } from "./sqlite.js"
 import type { TargetName } from "./target.js"
 
@@ -122,8 +127,20 @@ const spawnOn = (cpuList: string, args: ReadonlyArray<string>, options: Paramete
     ? spawn("taskset", ["-c", cpuList, process.execPath, ...args], options)
     : spawn(process.execPath, [...args], options)
 
-const startChild = async (config: BenchConfig, target: TargetName, dbFile: string): Promise<ServerChild> => {
-  const child = spawnOn("1", [...childFlags(config, target), CHILD_ENTRY, target, dbFile], {
+const startChild = async (
+  config: BenchConfig,
+  target: TargetName,
+  dbFile: string,
+  databaseUrl?: string
+): Promise<ServerChild> => {
+  const args = [
+    ...childFlags(config, target),
+    CHILD_ENTRY,
+    target,
+    dbFile,
+    ...(databaseUrl === undefined ? [] : [databaseUrl])
+  ]
+  const child = spawnOn("1", args, {
     cwd: HOST_DIR,
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })
@@ -203,15 +220,16 @@ const smoke = async (scenario: Scenario, target: TargetName, session: Session, s
   }
 }
 
+/** Loads `urls` (the hosts of one target, connections dealt to them in turn) with `spec`. */
 const fire = (
-  session: Session,
+  urls: ReadonlyArray<string>,
   spec: RequestSpec,
   seconds: number,
   connections: number,
   quickCheck: (body: string) => boolean
 ): Promise<Result> =>
   autocannon({
-    url: session.url + spec.path,
+    url: urls.length === 1 ? urls[0]! : [...urls],
     method: spec.method,
     headers: spec.headers,
     ...(spec.body === undefined ? {} : { body: spec.body }),
@@ -243,35 +261,58 @@ const measure = async (
     : null
   if (profileFile !== null) mkdirSync(profileRoot, { recursive: true })
   const log = (s: string) => console.log(`[${scenario.name} / ${target}] ${s}`)
-  let child: ServerChild | undefined
+  const hosts = scenario.hosts ?? 1
+  const children: Array<ServerChild> = []
+  let database: BenchDatabase | undefined
   try {
-    child = await startChild(config, target, join(dir, "bench.db"))
+    if (scenario.database === "postgres") {
+      database = await createBenchDatabase(benchServerUrl(), `${scenario.name}_${target}`)
+      // Both targets start on a migrated schema: the floor cannot migrate without loading Waybill.
+      await migrateBenchDatabase(database.url)
+      log(`fresh PostgreSQL database ${database.name}`)
+    } else if (hosts > 1) throw new BenchFailure(`${scenario.name}: several hosts need PostgreSQL`)
+    // One after the other: the first host creates the bench account and the shared secret file.
+    for (let i = 0; i < hosts; i++) {
+      const child = await startChild(config, target, join(dir, hosts === 1 ? "bench.db" : `host${i}.db`), database?.url)
+      children.push(child)
+      log(`pid ${child.pid} listening on ${child.session.url}`)
+    }
+    const child = children[0]!
     const session = child.session
-    log(`pid ${child.pid} listening on ${session.url}`)
     await scenario.prepare?.(session)
     const spec = scenario.request(session)
-    await smoke(scenario, target, session, spec)
+    // Every host answers the first one's key: they share the database and the master secret.
+    for (const c of children) await smoke(scenario, target, { ...session, url: c.session.url }, spec)
+    const urls = children.map((c) => c.session.url + spec.path)
 
     const problems: Array<string> = []
     let okAnswers = 1 // the smoke request
     if (config.warmupSec > 0) {
       log(`warm-up ${config.warmupSec} s`)
-      const warm = await fire(session, spec, config.warmupSec, config.connections, scenario.quickCheck)
+      const warm = await fire(urls, spec, config.warmupSec, config.connections, scenario.quickCheck)
       problems.push(...describeFailures("warm-up", warm))
       okAnswers += warm["2xx"]
     }
 
     log(`measuring ${config.durationSec} s at ${config.connections} connections`)
     if (profileFile !== null) await child.request("profile-start")
-    const before = await child.request("usage")
+    const usage = async () => {
+      const all = await Promise.all(children.map((c) => c.request("usage")))
+      return {
+        userMicros: all.reduce((n, u) => n + u.userMicros, 0),
+        systemMicros: all.reduce((n, u) => n + u.systemMicros, 0),
+        maxRssKiB: Math.max(...all.map((u) => u.maxRssKiB))
+      }
+    }
+    const before = await usage()
     const selfBefore = process.cpuUsage()
     const machineBefore = readMachineCpu()
     const wallBefore = performance.now()
-    const result = await fire(session, spec, config.durationSec, config.connections, scenario.quickCheck)
+    const result = await fire(urls, spec, config.durationSec, config.connections, scenario.quickCheck)
     const wallMs = performance.now() - wallBefore
     const self = process.cpuUsage(selfBefore)
     const machineAfter = readMachineCpu()
-    const after = await child.request("usage")
+    const after = await usage()
     if (profileFile !== null)
       log(`CPU profile of the measured window: ${await child.request("profile-stop", profileFile)}`)
     problems.push(...describeFailures("measured", result))
@@ -287,8 +328,8 @@ const measure = async (
             0,
             ((machineAfter.busyMs - machineBefore.busyMs - (serverMicros + selfMicros) / 1000) / wallMs) * 100
           )
-    const procMemory = readProcMemory(child.pid)
-    const peakKiB = procMemory?.vmHwmKiB ?? after.maxRssKiB
+    // Per host: the largest of the hosts' peaks.
+    const peakKiB = Math.max(...children.map((c) => readProcMemory(c.pid)?.vmHwmKiB ?? after.maxRssKiB))
     const rows = await child.request("rows")
     // Every 2xx wrote its rows; requests cut off when a phase ended may have written theirs too.
     const phases = config.warmupSec > 0 ? 2 : 1
@@ -300,13 +341,16 @@ const measure = async (
         problems.push(`${kind}: ${have} rows for ${okAnswers} successful answers (expected ${min}..${max})`)
     }
 
-    await withTimeout(child.request("stop"), STOP_TIMEOUT_MS, `stopping ${target}`)
-    const code = await withTimeout(child.exited, STOP_TIMEOUT_MS, `waiting for ${target} to exit`)
-    if (code !== 0) problems.push(`the server exited with code ${code}`)
+    for (const c of children) {
+      await withTimeout(c.request("stop"), STOP_TIMEOUT_MS, `stopping ${target}`)
+      const code = await withTimeout(c.exited, STOP_TIMEOUT_MS, `waiting for ${target} to exit`)
+      if (code !== 0) problems.push(`the server (pid ${c.pid}) exited with code ${code}`)
+    }
 
     const requestsPerSec = result.requests.total / result.duration
     const measurement: Measurement = {
       target,
+      ...(hosts === 1 ? {} : { hosts }),
       requestsPerSec,
       totalRequests: result.requests.total,
       durationSec: result.duration,
@@ -335,7 +379,11 @@ const measure = async (
     )
     return measurement
   } finally {
-    child?.kill()
+    for (const c of children) c.kill()
+    await Promise.all(
+      children.map((c) => withTimeout(c.exited, STOP_TIMEOUT_MS, `killing ${target}`).catch(() => null))
+    )
+    await database?.drop()
     rmSync(dir, { recursive: true, force: true })
   }
 }
