@@ -21,7 +21,7 @@ import { startFloorPg } from "./floorPg.js"
 import { migrateBenchDatabase } from "./pgSchema.js"
 import { BENCH_POOL_SIZE, type BenchDatabase, benchServerUrl, createBenchDatabase } from "./postgres.js"
 import { DEFAULT_POOL_SIZE } from "../src/host.js"
-import { parseProcStat, parseProcStatus } from "./proc.js"
+import { parseProcessStat, parseProcStat, parseProcStatus } from "./proc.js"
 import { type CpuProfile, summarize } from "./profile.js"
 import {
   ceilingLine,
@@ -95,6 +95,13 @@ describe("proc parsers", () => {
     const stat = "cpu  100 5 50 1000 20 1 2 3 0 0\ncpu0 50 2 25 500 10 0 1 1 0 0\n"
     expect(parseProcStat(stat)).toEqual({ busyMs: (100 + 5 + 50 + 1 + 2 + 3) * 10, idleMs: (1000 + 20) * 10 })
     expect(parseProcStat("intr 1 2 3\n")).toBeUndefined()
+  })
+
+  it("reads a process's user + system time from /proc/<pid>/stat, whatever its name holds", () => {
+    // utime 250 and stime 50 ticks (fields 14 and 15); the name has a space and a parenthesis.
+    const stat = "4242 (postgres: x) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 0 0 20 0 1 0 100 0 0"
+    expect(parseProcessStat(stat)).toBe(3000)
+    expect(parseProcessStat("4242 (x) S")).toBeUndefined()
   })
 })
 

@@ -41,6 +41,14 @@ const withAdmin = async <A>(serverUrl: string, body: (client: pg.Client) => Prom
   }
 }
 
+/** Process ids of the server's backends connected to `database` (on this machine: readable in /proc). */
+export const backendPids = (serverUrl: string, database: string): Promise<ReadonlyArray<number>> =>
+  withAdmin(serverUrl, async (c) =>
+    (await c.query<{ pid: number }>(`select pid from pg_stat_activity where datname = $1`, [database])).rows.map(
+      (r) => r.pid
+    )
+  )
+
 /** A database made for one measurement, and how to drop it. */
 export interface BenchDatabase {
   readonly name: string

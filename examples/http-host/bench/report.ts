@@ -121,6 +121,13 @@ export interface Measurement {
   /** The load generator's own CPU share; near 100 means it, not the server, set the pace. */
   readonly loadGeneratorCpuPercent: number
   /**
+   * On PostgreSQL, when the server runs on this machine: the CPU of the backends serving the
+   * measurement's database (not the server's shared WAL writer and checkpointer), as a share of
+   * one core and per completed request.
+   */
+  readonly databaseCpuPercent?: number
+  readonly databaseCpuMicrosPerRequest?: number
+  /**
    * CPU the rest of the machine used meanwhile (all cores, minus the server and the load
    * generator), as a share of one core; null without /proc. High values mean the run competed
    * with other work and its figures are noisy.
@@ -354,6 +361,7 @@ export const formatReport = (report: RunReport): string => {
     "errors",
     "CPU %",
     "CPU us/req",
+    "DB CPU us/req",
     "other CPU %"
   ]
   const rows = report.scenarios.flatMap((s) =>
@@ -368,6 +376,7 @@ export const formatReport = (report: RunReport): string => {
       String(m.errors),
       fixed(m.serverCpuPercent, 0),
       fixed(m.serverCpuMicrosPerRequest, 0),
+      m.databaseCpuMicrosPerRequest === undefined ? "" : fixed(m.databaseCpuMicrosPerRequest, 0),
       fixed(m.otherCpuPercent, 0)
     ])
   )

@@ -20,7 +20,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon, { type Result } from "autocannon"
 import { type BenchConfig, readConfig } from "./config.js"
-import { readMachineCpu, readProcMemory } from "./proc.js"
+import { readMachineCpu, readProcessCpuMs, readProcMemory } from "./proc.js"
 import type { ChildMessage, ChildOp, ChildOpResult, ParentMessage } from "./protocol.js"
 import {
   formatReport,
@@ -44,7 +44,7 @@ import {
   type Session,
   targetsOf
 } from "./scenarios.js"
-import { benchServerUrl, type BenchDatabase, createBenchDatabase } from "./postgres.js"
+import { backendPids, benchServerUrl, type BenchDatabase, createBenchDatabase } from "./postgres.js"
 import { migrateBenchDatabase } from "./pgSchema.js"
 import type { PragmaValues } from "./sqlite.js"
 import type { TargetName } from "./target.js"
@@ -286,7 +286,7 @@ const measure = async (
     const urls = children.map((c) => c.session.url + spec.path)
 
     const problems: Array<string> = []
-    let okAnswers = 1 // the smoke request
+    let okAnswers = children.length // the smoke requests, one per host
     if (config.warmupSec > 0) {
       log(`warm-up ${config.warmupSec} s`)
       const warm = await fire(urls, spec, config.warmupSec, config.connections, scenario.quickCheck)
@@ -304,6 +304,18 @@ const measure = async (
         maxRssKiB: Math.max(...all.map((u) => u.maxRssKiB))
       }
     }
+    // The PostgreSQL backends serving this database, when the server runs on this machine: their
+    // CPU is the database's share of a booking (the server's shared background processes are not).
+    const backendsCpu = async (): Promise<Map<number, number>> => {
+      const out = new Map<number, number>()
+      if (database === undefined) return out
+      for (const pid of await backendPids(benchServerUrl(), database.name)) {
+        const ms = readProcessCpuMs(pid)
+        if (ms !== undefined) out.set(pid, ms)
+      }
+      return out
+    }
+    const backendsBefore = await backendsCpu()
     const before = await usage()
     const selfBefore = process.cpuUsage()
     const machineBefore = readMachineCpu()
@@ -313,6 +325,12 @@ const measure = async (
     const self = process.cpuUsage(selfBefore)
     const machineAfter = readMachineCpu()
     const after = await usage()
+    const backendsAfter = await backendsCpu()
+    // A backend that started in the window counts whole; one that ended in it is lost (pools keep theirs).
+    const databaseMicros =
+      database === undefined || backendsAfter.size === 0
+        ? null
+        : [...backendsAfter].reduce((n, [pid, ms]) => n + (ms - (backendsBefore.get(pid) ?? 0)), 0) * 1000
     if (profileFile !== null)
       log(`CPU profile of the measured window: ${await child.request("profile-stop", profileFile)}`)
     problems.push(...describeFailures("measured", result))
@@ -326,7 +344,9 @@ const measure = async (
         ? null
         : Math.max(
             0,
-            ((machineAfter.busyMs - machineBefore.busyMs - (serverMicros + selfMicros) / 1000) / wallMs) * 100
+            ((machineAfter.busyMs - machineBefore.busyMs - (serverMicros + selfMicros + (databaseMicros ?? 0)) / 1000) /
+              wallMs) *
+              100
           )
     // Per host: the largest of the hosts' peaks.
     const peakKiB = Math.max(...children.map((c) => readProcMemory(c.pid)?.vmHwmKiB ?? after.maxRssKiB))
@@ -367,6 +387,12 @@ const measure = async (
       serverCpuPercent: (serverMicros / 1000 / wallMs) * 100,
       serverCpuMicrosPerRequest: result.requests.total > 0 ? serverMicros / result.requests.total : 0,
       loadGeneratorCpuPercent: (selfMicros / 1000 / wallMs) * 100,
+      ...(databaseMicros === null
+        ? {}
+        : {
+            databaseCpuPercent: (databaseMicros / 1000 / wallMs) * 100,
+            databaseCpuMicrosPerRequest: result.requests.total > 0 ? databaseMicros / result.requests.total : 0
+          }),
       otherCpuPercent,
       rows,
       pragmas: child.pragmas,
