@@ -49,6 +49,16 @@ export const backendPids = (serverUrl: string, database: string): Promise<Readon
     )
   )
 
+/** Undefined when the server answers, else why it does not (checked before a run needs it). */
+export const unreachable = async (serverUrl: string): Promise<string | undefined> => {
+  try {
+    await withAdmin(serverUrl, (c) => c.query("select 1"))
+    return undefined
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
+}
+
 /** A database made for one measurement, and how to drop it. */
 export interface BenchDatabase {
   readonly name: string

@@ -44,7 +44,7 @@ import {
   type Session,
   targetsOf
 } from "./scenarios.js"
-import { backendPids, benchServerUrl, type BenchDatabase, createBenchDatabase } from "./postgres.js"
+import { backendPids, benchServerUrl, type BenchDatabase, createBenchDatabase, unreachable } from "./postgres.js"
 import { migrateBenchDatabase } from "./pgSchema.js"
 import type { PragmaValues } from "./sqlite.js"
 import type { TargetName } from "./target.js"
@@ -524,6 +524,16 @@ const main = async (): Promise<number> => {
       ? "pinned: load generator on CPU 0, each server on CPU 1 (taskset)"
       : "not pinned (BENCH_PIN=0, one core, or no taskset): server and load generator share the cores"
   )
+  const needsPostgres = scenarios.filter((s) => s.database === "postgres").map((s) => s.name)
+  if (needsPostgres.length > 0) {
+    const why = await unreachable(benchServerUrl())
+    if (why !== undefined) {
+      throw new BenchFailure(
+        `${needsPostgres.join(", ")} need${needsPostgres.length === 1 ? "s" : ""} PostgreSQL, and ${benchServerUrl().replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@")} ` +
+          `does not answer (${why}): set BENCH_PG_URL, or leave them out with BENCH_SCENARIOS`
+      )
+    }
+  }
   const startedAt = new Date()
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-")
   const resultsDir = join(REPO_ROOT, "bench-results")
