@@ -5,7 +5,8 @@
  */
 declare module "autocannon" {
   export interface Options {
-    readonly url: string
+    /** One URL, or several: connection i goes to url[i % n]. */
+    readonly url: string | ReadonlyArray<string>
     readonly connections?: number
     /** Seconds. */
     readonly duration?: number

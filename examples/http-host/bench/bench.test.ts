@@ -1,19 +1,26 @@
 /**
  * The bench's own checks: its parsers and report, and that every target really answers the
  * booking scenario the same way over the same SQLite settings (in-process, one request each),
- * the ceiling with the same rows as Waybill.
+ * the ceiling with the same rows as Waybill; on PostgreSQL, that Waybill's host and the
+ * PostgreSQL floor book on fresh databases (random names, dropped at the end) and leave the same
+ * rows. Without a PostgreSQL server those fail on CI (`CI=true`) and are skipped elsewhere.
  * No load and no timing here; `pnpm bench` does that.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Database from "better-sqlite3"
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { readConfig } from "./config.js"
 import { nameFromSourceLine } from "./cpuprofile.js"
 import { startCeiling } from "./ceiling.js"
 import { startFloor } from "./floor.js"
-import { parseProcStat, parseProcStatus } from "./proc.js"
+import { startFloorPg } from "./floorPg.js"
+import { migrateBenchDatabase } from "./pgSchema.js"
+import { BENCH_POOL_SIZE, type BenchDatabase, benchServerUrl, createBenchDatabase } from "./postgres.js"
+import { DEFAULT_POOL_SIZE } from "../src/host.js"
+import { parseProcessStat, parseProcStat, parseProcStatus } from "./proc.js"
 import { type CpuProfile, summarize } from "./profile.js"
 import {
   ceilingLine,
@@ -22,6 +29,7 @@ import {
   type Measurement,
   ratioOf,
   ratiosOf,
+  hostsLine,
   type RunReport,
   verdict,
   goalRows,
@@ -31,8 +39,11 @@ import {
 import {
   BOOKING_BODY,
   bookSingle,
+  bookSinglePg,
+  bookSinglePg2Hosts,
   checkSingleBooking,
   selectScenarios,
+  type Scenario,
   selectsWebhookDrain,
   SHIPMENT,
   targetsOf
@@ -40,6 +51,28 @@ import {
 import { type RunningTarget, TARGET_NAMES, type TargetName } from "./target.js"
 import { startWaybill } from "./waybill.js"
 import { uncheckedFetch } from "../test/apiSchema.js"
+
+/**
+ * Sends a scenario's request to a target. Waybill's answers go through `fetch`, which the test
+ * setup checks against the OpenAPI document; a hand-written target answers only what the bench
+ * checks (the floor leaves most fields out), so its answers are not held to the document.
+ */
+const sendBooking = async (
+  scenario: Scenario,
+  t: RunningTarget,
+  isWaybill: boolean,
+  apiKey: string,
+  body?: string
+): Promise<{ readonly status: number; readonly body: unknown }> => {
+  const spec = scenario.request({ url: t.url, apiKey })
+  const send = isWaybill ? fetch : uncheckedFetch
+  const response = await send(t.url + spec.path, {
+    method: spec.method,
+    headers: spec.headers,
+    body: body ?? spec.body!
+  })
+  return { status: response.status, body: (await response.json()) as unknown }
+}
 
 describe("proc parsers", () => {
   it("reads VmHWM and VmRSS from /proc/<pid>/status", () => {
@@ -52,6 +85,13 @@ describe("proc parsers", () => {
     const stat = "cpu  100 5 50 1000 20 1 2 3 0 0\ncpu0 50 2 25 500 10 0 1 1 0 0\n"
     expect(parseProcStat(stat)).toEqual({ busyMs: (100 + 5 + 50 + 1 + 2 + 3) * 10, idleMs: (1000 + 20) * 10 })
     expect(parseProcStat("intr 1 2 3\n")).toBeUndefined()
+  })
+
+  it("reads a process's user + system time from /proc/<pid>/stat, whatever its name holds", () => {
+    // utime 250 and stime 50 ticks (fields 14 and 15); the name has a space and a parenthesis.
+    const stat = "4242 (postgres: x) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 0 0 20 0 1 0 100 0 0"
+    expect(parseProcessStat(stat)).toBe(3000)
+    expect(parseProcessStat("4242 (x) S")).toBeUndefined()
   })
 })
 
@@ -93,6 +133,23 @@ describe("configuration", () => {
     expect(selectsWebhookDrain(undefined)).toBe(true)
     expect(selectsWebhookDrain("book-single")).toBe(false)
     expect(() => selectsWebhookDrain("webhook-drain,teleport")).toThrow(/teleport/)
+  })
+
+  it("runs the PostgreSQL scenarios against waybill and the PostgreSQL floor, the two-host one on waybill only", () => {
+    expect(selectScenarios("book-single-pg,book-single-pg-2hosts")).toEqual([bookSinglePg, bookSinglePg2Hosts])
+    expect(targetsOf(bookSinglePg, TARGET_NAMES)).toEqual(["waybill", "floor"])
+    expect(targetsOf(bookSinglePg2Hosts, TARGET_NAMES)).toEqual(["waybill"])
+    expect([bookSinglePg.database, bookSinglePg2Hosts.database, bookSinglePg2Hosts.hosts]).toEqual([
+      "postgres",
+      "postgres",
+      2
+    ])
+    // Same request as on SQLite: only the storage underneath differs.
+    expect(bookSinglePg.request({ url: "http://a", apiKey: "k" })).toEqual(
+      bookSingle.request({ url: "http://a", apiKey: "k" })
+    )
+    // The PostgreSQL floor's pool is as large as Waybill's default.
+    expect(BENCH_POOL_SIZE).toBe(DEFAULT_POOL_SIZE)
   })
 })
 
@@ -217,7 +274,9 @@ describe("report", () => {
       [
         scenario("book-single", 600, 1000, [150, 120]),
         // 0.6 meets booking's bar but not the download's (0.7)
-        scenario("docs-download", 600, 1000, [200, 100])
+        scenario("docs-download", 600, 1000, [200, 100]),
+        // The PostgreSQL floor keeps its rows in the server: its RSS is left out of the RSS goal.
+        scenario("book-single-pg", 400, 1000, [500, 60])
       ],
       true
     )
@@ -226,11 +285,29 @@ describe("report", () => {
       ["book-single", "MEETS"],
       ["docs-lookup-100", "n/a"],
       ["docs-download", "BELOW"],
+      ["book-single-pg", "BELOW"],
       ["peak RSS", "BELOW"],
       ["webhook drain", "n/a"]
     ])
-    expect(rows[3]![1]).toMatch(/^2\.00x .*docs-download/)
-    expect(formatReport(report)).toMatch(/goals \(issue 13\)/)
+    expect(rows[3]![1]).toMatch(/^0\.40 \(400 vs 1000 req\/s/)
+    expect(rows[4]![1]).toMatch(/^2\.00x .*docs-download/)
+    expect(formatReport(report)).toMatch(/goals \(issues 13 and 14\)/)
+  })
+
+  it("compares two PostgreSQL hosts with one when both ran, and labels the two-host row", () => {
+    const one = [measurement("waybill", 500), measurement("floor", 1000)]
+    const two = [{ ...measurement("waybill", 450), hosts: 2 }]
+    const result = (scenario: string, measurements: Array<Measurement>) => ({
+      scenario,
+      description: "",
+      measurements,
+      ratio: ratioOf(measurements),
+      problems: []
+    })
+    const both = reportOf([result("book-single-pg", one), result("book-single-pg-2hosts", two)], true)
+    expect(hostsLine(both)).toMatch(/^book-single-pg-2hosts: 2 hosts \/ 1 host = 0\.90 \(450 vs 500 req\/s/)
+    expect(formatReport(both)).toMatch(/book-single-pg-2hosts\s+waybill x2\s+450\s/)
+    expect(hostsLine(reportOf([result("book-single-pg", one)], true))).toBeNull()
   })
 })
 
@@ -322,17 +399,8 @@ describe("targets answer the booking scenario", () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  const send = async (t: RunningTarget, apiKey = t.apiKey, body?: string) => {
-    const spec = bookSingle.request({ url: t.url, apiKey })
-    // Only Waybill's answers are held to the OpenAPI document; the floor and ceiling are not Waybill.
-    const send = t === targets.get("waybill") ? fetch : uncheckedFetch
-    const response = await send(t.url + spec.path, {
-      method: spec.method,
-      headers: spec.headers,
-      body: body ?? spec.body!
-    })
-    return { status: response.status, body: (await response.json()) as unknown }
-  }
+  const send = (t: RunningTarget, apiKey = t.apiKey, body?: string) =>
+    sendBooking(bookSingle, t, t === targets.get("waybill"), apiKey, body)
 
   it("all run on the same SQLite settings", () => {
     const expected = { journal_mode: "wal", synchronous: "1", busy_timeout: "5000", foreign_keys: "1" }
@@ -370,8 +438,7 @@ describe("targets answer the booking scenario", () => {
         /^(track_no|id|event_id|created_at|updated_at|occurred_at|ready_at|requested_delivery_at|estimated_delivery_at|guaranteed_delivery_at|eta_at|next_attempt_at|customer_no|hash|hint|generation|window_start|expires_at|count|key)$/
       const out: Record<string, Array<Record<string, unknown>>> = {}
       for (const table of tables) {
-        // Not the booking's: accounts and keys, counters, and the host's master-secret check.
-        if (/accounts|api_keys|rate_counters|schema|migration|key_check/.test(table)) continue
+        if (/accounts|api_keys|key_check|rate_counters|schema|migration/.test(table)) continue
         const rows = db.prepare(`select * from ${table}`).all() as Array<Record<string, unknown>>
         out[table] = rows.map((r) => {
           const kept = Object.entries(r).filter(([k]) => !volatile.test(k))
@@ -392,5 +459,120 @@ describe("targets answer the booking scenario", () => {
     expect(waybillRows["waybill_shipments"]!.length).toBeGreaterThanOrEqual(1)
     expect(waybillRows["waybill_stops"]).toHaveLength(2 * waybillRows["waybill_shipments"]!.length)
     expect(bookingRows("ceiling")).toEqual(waybillRows)
+  })
+})
+
+const pgServer = benchServerUrl()
+const ci = !["", "0", "false", undefined].includes(process.env["CI"])
+const pgUnreachable = await (async () => {
+  const client = new pg.Client({ connectionString: pgServer, connectionTimeoutMillis: 2_000 })
+  try {
+    await client.connect()
+    return undefined
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+})()
+if (pgUnreachable !== undefined && ci) {
+  throw new Error(`CI is set, but PostgreSQL at ${pgServer} is not reachable (${pgUnreachable})`)
+}
+
+const pgSuite = pgUnreachable === undefined ? describe : describe.skip
+const pgTitle =
+  pgUnreachable === undefined
+    ? "targets answer the booking scenario on PostgreSQL"
+    : `targets answer the booking scenario on PostgreSQL (skipped: PostgreSQL not reachable: ${pgUnreachable})`
+
+pgSuite(pgTitle, () => {
+  const dir = mkdtempSync(join(tmpdir(), "waybill-bench-pg-test-"))
+  const databases = new Map<"waybill" | "floor", BenchDatabase>()
+  const targets = new Map<"waybill" | "floor", RunningTarget>()
+  const target = (name: "waybill" | "floor"): RunningTarget => targets.get(name)!
+
+  beforeAll(async () => {
+    for (const name of ["waybill", "floor"] as const) {
+      const database = await createBenchDatabase(pgServer, `test_${name}`)
+      databases.set(name, database)
+      // As run.ts does: the floor starts on a migrated schema (Waybill's host migrates it anyway).
+      await migrateBenchDatabase(database.url)
+    }
+    const options = (name: "waybill" | "floor") => ({
+      dbFile: join(dir, `${name}.db`),
+      host: "127.0.0.1",
+      port: 0,
+      databaseUrl: databases.get(name)!.url
+    })
+    targets.set("waybill", await startWaybill(options("waybill")))
+    targets.set("floor", await startFloorPg(options("floor")))
+  })
+  afterAll(async () => {
+    for (const t of targets.values()) await t.close()
+    for (const d of databases.values()) await d.drop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const send = (t: RunningTarget, apiKey = t.apiKey, body?: string) =>
+    sendBooking(bookSinglePg, t, t === targets.get("waybill"), apiKey, body)
+
+  it("both run with the same server settings and pool size", () => {
+    expect(target("waybill").pragmas).toEqual(target("floor").pragmas)
+    expect(target("floor").pragmas["pool_size"]).toBe(String(BENCH_POOL_SIZE))
+    expect(target("floor").pragmas["synchronous_commit"]).toBeTruthy()
+  })
+
+  it.each(["waybill", "floor"] as const)("%s books, refuses a wrong key and a missing field", async (name) => {
+    const t = target(name)
+    const before = await t.rowCounts()
+    const r = await send(t)
+    expect(checkSingleBooking(r.status, r.body)).toEqual([])
+    const after = await t.rowCounts()
+    expect([after["shipments"]! - before["shipments"]!, after["events"]! - before["events"]!]).toEqual([1, 1])
+    expect((await send(t, "wb_live_nope")).status).toBe(401)
+    const { Phone: _phone, ...noPhone } = SHIPMENT
+    const refused = await send(t, t.apiKey, JSON.stringify({ data: { shipments: [noPhone] } }))
+    expect(refused.status).toBe(400)
+    expect(JSON.stringify(refused.body)).toMatch(/Phone/)
+  })
+
+  /** Every row of every Waybill table a booking writes, minus what differs by nature, in a stable order. */
+  const bookingRows = async (name: "waybill" | "floor") => {
+    const client = new pg.Client({ connectionString: databases.get(name)!.url })
+    await client.connect()
+    try {
+      const tables = (
+        await client.query<{ name: string }>(
+          `select table_name as name from information_schema.tables
+           where table_schema = 'public' and table_name like 'waybill_%' order by table_name`
+        )
+      ).rows.map((r) => r.name)
+      const volatile =
+        /^(track_no|id|event_id|created_at|updated_at|occurred_at|ready_at|requested_delivery_at|estimated_delivery_at|guaranteed_delivery_at|eta_at|next_attempt_at|customer_no|hash|hint|generation|window_start|expires_at|count|key)$/
+      const out: Record<string, Array<string>> = {}
+      for (const table of tables) {
+        if (/accounts|api_keys|key_check|rate_counters|schema|migration/.test(table)) continue
+        const rows = (await client.query<Record<string, unknown>>(`select * from ${table}`)).rows
+        out[table] = rows
+          .map((r) => {
+            const kept = Object.entries(r).filter(([k]) => !volatile.test(k))
+            // The event's data holds the booking time's answer; its keys are what must match.
+            const data = (v: unknown) => Object.keys(typeof v === "string" ? JSON.parse(v) : (v as object))
+            return JSON.stringify(Object.fromEntries(kept.map(([k, v]) => [k, k === "data" ? data(v) : v])))
+          })
+          .sort()
+      }
+      return out
+    } finally {
+      await client.end()
+    }
+  }
+
+  it("the PostgreSQL floor writes the same rows, in the same tables, as Waybill", async () => {
+    for (const name of ["waybill", "floor"] as const) expect((await send(target(name))).status).toBe(200)
+    const waybillRows = await bookingRows("waybill")
+    expect(waybillRows["waybill_shipments"]!.length).toBeGreaterThanOrEqual(1)
+    expect(waybillRows["waybill_stops"]).toHaveLength(2 * waybillRows["waybill_shipments"]!.length)
+    expect(await bookingRows("floor")).toEqual(waybillRows)
   })
 })

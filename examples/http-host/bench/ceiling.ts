@@ -23,6 +23,7 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import { migrate, sqliteEngine } from "@waybill/storage-kysely"
 import { REQUIRED_FIELDS } from "./floor.js"
+import { CUSTOMER_NO, DERIVED, digits, eventId } from "./handBooking.js"
 import {
   bookingBody,
   fail,
@@ -35,29 +36,6 @@ import {
 } from "./plainHttp.js"
 import { PRAGMA_NAMES, PRAGMAS, pragmaValue } from "./sqlite.js"
 import type { StartTarget } from "./target.js"
-
-const CUSTOMER_NO = "1000001"
-
-/**
- * What Waybill derives for the bench shipment (two stops in Chicago, a car, 2 hours), fixed:
- * the ceiling measures storage, not rating.
- */
-const DERIVED = {
-  pieces: 2,
-  weightLb: 15,
-  etaMs: 133_497_000,
-  guaranteedMs: 139_199_000,
-  charge: { transport: 27.53, weight: 0, stops: 0, fuel: 3.3, extras: 0, discount: 0, total: 30.83 },
-  pickup: { name: "Acme Parts", city: "Chicago", state: "IL", lat: 41.8868, lon: -87.6386 },
-  delivery: { name: "Bolt Labs", city: "Chicago", state: "IL", lat: 41.9543, lon: -87.6575 },
-  timeZone: "America/Chicago",
-  miles: 5.95,
-  answer: {
-    estimated_delivery: "2026-11-23T08:22:51",
-    guaranteed_delivery: "2026-11-23T10:00:00",
-    destination_tz: "CST"
-  }
-} as const
 
 const SHIPMENT_INSERT = `insert into "waybill_shipments" ("track_no", "customer_no", "livemode", "state", "version",
   "driver_id", "contact", "phone", "email", "billing_reference", "service_type", "vehicle_type", "pieces", "weight_lb",
@@ -84,12 +62,6 @@ const FAN_OUT = `insert into "waybill_webhook_deliveries" ("endpoint_id", "event
   "attempts", "next_attempt_at", "lease_owner", "lease_until", "last_status", "created_at", "updated_at")
   select "endpoint_id", ?, ?, 1, 'pending', 0, ?, null, 0, null, ?, ? from "waybill_webhook_subscriptions"
   where "customer_no" = ? and "event_type" = 'shipment.booked' and "enabled" = 1`
-
-/** Waybill keeps a phone number's digits only. */
-const digits = (v: unknown): string => String(v ?? "").replace(/\D/g, "")
-
-/** Time-ordered and unique, like Waybill's ULID event ids (so the id index grows at its end). */
-const eventId = (now: number): string => `evt_${now.toString(32).padStart(10, "0")}${randomBytes(8).toString("hex")}`
 
 export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
   const sqlite = new Database(dbFile)

@@ -1,5 +1,7 @@
 /**
- * Entry point of a server child: `node --import tsx bench/child.ts <target> <dbFile>`. Starts
+ * Entry point of a server child: `node --import tsx bench/child.ts <target> <dbFile> [<postgres url>]`
+ * (with the URL, the target runs on that PostgreSQL database and the file only places local
+ * files). Starts
  * one target on 127.0.0.1 with an OS-assigned port, reports over IPC (see protocol.ts), and
  * exits on `stop` or when the orchestrator goes away. On request it profiles its own CPU
  * (cpuprofile.ts) between `profile-start` and `profile-stop`.
@@ -16,12 +18,17 @@ const send = (message: ChildMessage): Promise<void> =>
   })
 
 const main = async (): Promise<void> => {
-  const [name, dbFile] = process.argv.slice(2)
+  const [name, dbFile, databaseUrl] = process.argv.slice(2)
   if (name === undefined || !isTargetName(name) || dbFile === undefined) {
     throw new Error(`usage: child.ts <waybill|floor> <dbFile> (got ${process.argv.slice(2).join(" ")})`)
   }
-  const start = await loadTarget(name)
-  const target = await start({ dbFile, host: "127.0.0.1", port: 0 })
+  const start = await loadTarget(name, databaseUrl !== undefined)
+  const target = await start({
+    dbFile,
+    host: "127.0.0.1",
+    port: 0,
+    ...(databaseUrl === undefined ? {} : { databaseUrl })
+  })
 
   let profiler: Profiler | undefined
 

@@ -12,6 +12,9 @@
  *                      window (bench-results/profiles/; summarize with bench/profile.ts). The
  *                      profiler slows them down: such a run is for finding hot spots, not for
  *                      its figures.
+ * - BENCH_PG_URL       the PostgreSQL server of the `*-pg` scenarios (default WAYBILL_PG_URL, else
+ *                      postgres://postgres@127.0.0.1:5432/test); each measurement creates its own
+ *                      database there under a random name and drops it afterwards
  * - BENCH_FROM_SOURCE  1: run Waybill's packages from their TypeScript sources (through tsx)
  *                      instead of their built `dist/` (the default, and what an embedding team
  *                      gets from npm; `pnpm bench` builds first). tsx compiles with esbuild's

@@ -62,3 +62,25 @@ export const readMachineCpu = (): MachineCpu | undefined => {
     return undefined
   }
 }
+
+/**
+ * Parses a /proc/<pid>/stat text into the process's user + system CPU time, milliseconds. The
+ * command name (field 2) is in parentheses and may hold spaces, so fields are counted after its
+ * closing parenthesis: utime and stime are fields 14 and 15.
+ */
+export const parseProcessStat = (text: string): number | undefined => {
+  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ")
+  // rest[0] is field 3 (state), so field n is rest[n - 3].
+  const utime = Number(rest[11])
+  const stime = Number(rest[12])
+  return Number.isFinite(utime) && Number.isFinite(stime) ? (utime + stime) * (1000 / USER_HZ) : undefined
+}
+
+/** CPU time a process has used so far, milliseconds; undefined when it is gone or there is no /proc. */
+export const readProcessCpuMs = (pid: number): number | undefined => {
+  try {
+    return parseProcessStat(readFileSync(`/proc/${pid}/stat`, "utf8"))
+  } catch {
+    return undefined
+  }
+}

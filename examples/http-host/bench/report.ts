@@ -98,6 +98,11 @@ export const formatWebhookDrain = (drain: WebhookDrainResult): string => {
 /** One target under one scenario. */
 export interface Measurement {
   readonly target: TargetName
+  /**
+   * Server processes that shared the load (scenario `hosts`), absent for one. Their CPU is
+   * summed; peak RSS is the largest host's.
+   */
+  readonly hosts?: number
   /** Completed requests per second over the measured window. */
   readonly requestsPerSec: number
   readonly totalRequests: number
@@ -115,6 +120,13 @@ export interface Measurement {
   readonly serverCpuMicrosPerRequest: number
   /** The load generator's own CPU share; near 100 means it, not the server, set the pace. */
   readonly loadGeneratorCpuPercent: number
+  /**
+   * On PostgreSQL, when the server runs on this machine: the CPU of the backends serving the
+   * measurement's database (not the server's shared WAL writer and checkpointer), as a share of
+   * one core and per completed request.
+   */
+  readonly databaseCpuPercent?: number
+  readonly databaseCpuMicrosPerRequest?: number
   /**
    * CPU the rest of the machine used meanwhile (all cores, minus the server and the load
    * generator), as a share of one core; null without /proc. High values mean the run competed
@@ -216,11 +228,38 @@ export const ceilingLine = (ratios: Readonly<Record<string, number>>): string | 
 /**
  * The throughput goal of each HTTP scenario, as waybill/floor (issue 13): a download is mostly
  * streaming a file, so less of Waybill's own work stands between the two and the bar is higher.
+ * Booking on PostgreSQL (issue 14) is held to the PostgreSQL floor, which sends Waybill's statements.
  */
 export const SCENARIO_GOALS: Readonly<Record<string, number>> = {
   "book-single": 0.5,
   "docs-lookup-100": 0.5,
-  "docs-download": 0.7
+  "docs-download": 0.7,
+  "book-single-pg": 0.5
+}
+
+/**
+ * The scenarios the peak RSS goal compares (issue 13's, on SQLite): the PostgreSQL floor keeps
+ * its rows in another process, so its RSS is no yardstick for a host.
+ */
+export const RSS_SCENARIOS: ReadonlyArray<string> = ["book-single", "docs-lookup-100", "docs-download"]
+
+/**
+ * Two hosts against one on PostgreSQL: the two-host scenario's req/s over the one-host booking's
+ * Waybill req/s, when both ran; null otherwise.
+ */
+export const hostsLine = (report: RunReport): string | null => {
+  const one = report.scenarios
+    .find((s) => s.scenario === "book-single-pg")
+    ?.measurements.find((m) => m.target === "waybill")
+  const two = report.scenarios
+    .find((s) => s.scenario === "book-single-pg-2hosts")
+    ?.measurements.find((m) => m.target === "waybill")
+  if (one === undefined || two === undefined || one.requestsPerSec <= 0) return null
+  return (
+    `book-single-pg-2hosts: ${two.hosts ?? 1} hosts / 1 host = ${(two.requestsPerSec / one.requestsPerSec).toFixed(2)} ` +
+    `(${two.requestsPerSec.toFixed(0)} vs ${one.requestsPerSec.toFixed(0)} req/s; CPU ${two.serverCpuMicrosPerRequest.toFixed(0)} ` +
+    `vs ${one.serverCpuMicrosPerRequest.toFixed(0)} us/req, every host on the same core: see docs/benchmarks.md)`
+  )
 }
 
 /** The goal of `scenario` ({@link GOAL_RATIO} for a scenario without its own). */
@@ -261,11 +300,13 @@ export const goalRows = (report: RunReport): ReadonlyArray<ReadonlyArray<string>
       meets(s.ratio >= goal)
     ])
   }
-  const rss = report.scenarios.flatMap((s) => {
-    const w = of(s, "waybill")?.peakRssMiB
-    const f = of(s, "floor")?.peakRssMiB
-    return w === null || w === undefined || f === null || f === undefined || f <= 0 ? [] : [{ s, w, f, r: w / f }]
-  })
+  const rss = report.scenarios
+    .filter((s) => RSS_SCENARIOS.includes(s.scenario))
+    .flatMap((s) => {
+      const w = of(s, "waybill")?.peakRssMiB
+      const f = of(s, "floor")?.peakRssMiB
+      return w === null || w === undefined || f === null || f === undefined || f <= 0 ? [] : [{ s, w, f, r: w / f }]
+    })
   const worst = rss.reduce<(typeof rss)[number] | undefined>(
     (a, b) => (a === undefined || b.r > a.r ? b : a),
     undefined
@@ -320,12 +361,13 @@ export const formatReport = (report: RunReport): string => {
     "errors",
     "CPU %",
     "CPU us/req",
+    "DB CPU us/req",
     "other CPU %"
   ]
   const rows = report.scenarios.flatMap((s) =>
     s.measurements.map((m) => [
       s.scenario,
-      m.target,
+      m.hosts === undefined ? m.target : `${m.target} x${m.hosts}`,
       fixed(m.requestsPerSec, 0),
       fixed(m.latencyMs.p50, 0),
       fixed(m.latencyMs.p99, 0),
@@ -334,6 +376,7 @@ export const formatReport = (report: RunReport): string => {
       String(m.errors),
       fixed(m.serverCpuPercent, 0),
       fixed(m.serverCpuMicrosPerRequest, 0),
+      m.databaseCpuMicrosPerRequest === undefined ? "" : fixed(m.databaseCpuMicrosPerRequest, 0),
       fixed(m.otherCpuPercent, 0)
     ])
   )
@@ -363,8 +406,10 @@ export const formatReport = (report: RunReport): string => {
     }
     for (const p of s.problems) out.push(`  problem: ${p}`)
   }
+  const hosts = hostsLine(report)
+  if (hosts !== null) out.push(hosts)
   if (report.webhookDrain !== undefined) out.push("", formatWebhookDrain(report.webhookDrain))
-  out.push("", "goals (issue 13), one run:", table(["goal", "measured", "target", "verdict"], goalRows(report)))
+  out.push("", "goals (issues 13 and 14), one run:", table(["goal", "measured", "target", "verdict"], goalRows(report)))
   if (report.config.profiled.length > 0) {
     out.push(
       "",

@@ -4,6 +4,9 @@
  * after the other, each in its own child process over a fresh SQLite file, and prints
  * requests/s, p50/p99 latency, peak RSS and the Waybill/floor throughput ratio per scenario
  * (with ceiling/floor and waybill/ceiling where the ceiling ran).
+ * The `*-pg` scenarios run the same way on a fresh PostgreSQL database per measurement (created,
+ * migrated, dropped: postgres.ts), against the PostgreSQL floor (floorPg.ts); the two-host one
+ * starts two Waybill hosts on one database and splits the load across them.
  * Results also go to bench-results/<timestamp>.json at the repository root.
  *
  * A run is only valid if every answer was a 2xx that passed the scenario's check and the
@@ -17,7 +20,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon, { type Result } from "autocannon"
 import { type BenchConfig, readConfig } from "./config.js"
-import { readMachineCpu, readProcMemory } from "./proc.js"
+import { readMachineCpu, readProcessCpuMs, readProcMemory } from "./proc.js"
 import type { ChildMessage, ChildOp, ChildOpResult, ParentMessage } from "./protocol.js"
 import {
   formatReport,
@@ -41,6 +44,8 @@ import {
   type Session,
   targetsOf
 } from "./scenarios.js"
+import { backendPids, benchServerUrl, type BenchDatabase, createBenchDatabase, unreachable } from "./postgres.js"
+import { migrateBenchDatabase } from "./pgSchema.js"
 import type { PragmaValues } from "./sqlite.js"
 import type { TargetName } from "./target.js"
 
@@ -122,8 +127,20 @@ const spawnOn = (cpuList: string, args: ReadonlyArray<string>, options: Paramete
     ? spawn("taskset", ["-c", cpuList, process.execPath, ...args], options)
     : spawn(process.execPath, [...args], options)
 
-const startChild = async (config: BenchConfig, target: TargetName, dbFile: string): Promise<ServerChild> => {
-  const child = spawnOn("1", [...childFlags(config, target), CHILD_ENTRY, target, dbFile], {
+const startChild = async (
+  config: BenchConfig,
+  target: TargetName,
+  dbFile: string,
+  databaseUrl?: string
+): Promise<ServerChild> => {
+  const args = [
+    ...childFlags(config, target),
+    CHILD_ENTRY,
+    target,
+    dbFile,
+    ...(databaseUrl === undefined ? [] : [databaseUrl])
+  ]
+  const child = spawnOn("1", args, {
     cwd: HOST_DIR,
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })
@@ -203,15 +220,16 @@ const smoke = async (scenario: Scenario, target: TargetName, session: Session, s
   }
 }
 
+/** Loads `urls` (the hosts of one target, connections dealt to them in turn) with `spec`. */
 const fire = (
-  session: Session,
+  urls: ReadonlyArray<string>,
   spec: RequestSpec,
   seconds: number,
   connections: number,
   quickCheck: (body: string) => boolean
 ): Promise<Result> =>
   autocannon({
-    url: session.url + spec.path,
+    url: urls.length === 1 ? urls[0]! : [...urls],
     method: spec.method,
     headers: spec.headers,
     ...(spec.body === undefined ? {} : { body: spec.body }),
@@ -243,35 +261,76 @@ const measure = async (
     : null
   if (profileFile !== null) mkdirSync(profileRoot, { recursive: true })
   const log = (s: string) => console.log(`[${scenario.name} / ${target}] ${s}`)
-  let child: ServerChild | undefined
+  const hosts = scenario.hosts ?? 1
+  const children: Array<ServerChild> = []
+  let database: BenchDatabase | undefined
   try {
-    child = await startChild(config, target, join(dir, "bench.db"))
+    if (scenario.database === "postgres") {
+      database = await createBenchDatabase(benchServerUrl(), `${scenario.name}_${target}`)
+      // Both targets start on a migrated schema: the floor cannot migrate without loading Waybill.
+      await migrateBenchDatabase(database.url)
+      log(`fresh PostgreSQL database ${database.name}`)
+    } else if (hosts > 1) throw new BenchFailure(`${scenario.name}: several hosts need PostgreSQL`)
+    // One after the other: the first host creates the bench account and the shared secret file.
+    for (let i = 0; i < hosts; i++) {
+      const child = await startChild(config, target, join(dir, hosts === 1 ? "bench.db" : `host${i}.db`), database?.url)
+      children.push(child)
+      log(`pid ${child.pid} listening on ${child.session.url}`)
+    }
+    const child = children[0]!
     const session = child.session
-    log(`pid ${child.pid} listening on ${session.url}`)
     await scenario.prepare?.(session)
     const spec = scenario.request(session)
-    await smoke(scenario, target, session, spec)
+    // Every host answers the first one's key: they share the database and the master secret.
+    for (const c of children) await smoke(scenario, target, { ...session, url: c.session.url }, spec)
+    const urls = children.map((c) => c.session.url + spec.path)
 
     const problems: Array<string> = []
-    let okAnswers = 1 // the smoke request
+    let okAnswers = children.length // the smoke requests, one per host
     if (config.warmupSec > 0) {
       log(`warm-up ${config.warmupSec} s`)
-      const warm = await fire(session, spec, config.warmupSec, config.connections, scenario.quickCheck)
+      const warm = await fire(urls, spec, config.warmupSec, config.connections, scenario.quickCheck)
       problems.push(...describeFailures("warm-up", warm))
       okAnswers += warm["2xx"]
     }
 
     log(`measuring ${config.durationSec} s at ${config.connections} connections`)
     if (profileFile !== null) await child.request("profile-start")
-    const before = await child.request("usage")
+    const usage = async () => {
+      const all = await Promise.all(children.map((c) => c.request("usage")))
+      return {
+        userMicros: all.reduce((n, u) => n + u.userMicros, 0),
+        systemMicros: all.reduce((n, u) => n + u.systemMicros, 0),
+        maxRssKiB: Math.max(...all.map((u) => u.maxRssKiB))
+      }
+    }
+    // The PostgreSQL backends serving this database, when the server runs on this machine: their
+    // CPU is the database's share of a booking (the server's shared background processes are not).
+    const backendsCpu = async (): Promise<Map<number, number>> => {
+      const out = new Map<number, number>()
+      if (database === undefined) return out
+      for (const pid of await backendPids(benchServerUrl(), database.name)) {
+        const ms = readProcessCpuMs(pid)
+        if (ms !== undefined) out.set(pid, ms)
+      }
+      return out
+    }
+    const backendsBefore = await backendsCpu()
+    const before = await usage()
     const selfBefore = process.cpuUsage()
     const machineBefore = readMachineCpu()
     const wallBefore = performance.now()
-    const result = await fire(session, spec, config.durationSec, config.connections, scenario.quickCheck)
+    const result = await fire(urls, spec, config.durationSec, config.connections, scenario.quickCheck)
     const wallMs = performance.now() - wallBefore
     const self = process.cpuUsage(selfBefore)
     const machineAfter = readMachineCpu()
-    const after = await child.request("usage")
+    const after = await usage()
+    const backendsAfter = await backendsCpu()
+    // A backend that started in the window counts whole; one that ended in it is lost (pools keep theirs).
+    const databaseMicros =
+      database === undefined || backendsAfter.size === 0
+        ? null
+        : [...backendsAfter].reduce((n, [pid, ms]) => n + (ms - (backendsBefore.get(pid) ?? 0)), 0) * 1000
     if (profileFile !== null)
       log(`CPU profile of the measured window: ${await child.request("profile-stop", profileFile)}`)
     problems.push(...describeFailures("measured", result))
@@ -285,10 +344,12 @@ const measure = async (
         ? null
         : Math.max(
             0,
-            ((machineAfter.busyMs - machineBefore.busyMs - (serverMicros + selfMicros) / 1000) / wallMs) * 100
+            ((machineAfter.busyMs - machineBefore.busyMs - (serverMicros + selfMicros + (databaseMicros ?? 0)) / 1000) /
+              wallMs) *
+              100
           )
-    const procMemory = readProcMemory(child.pid)
-    const peakKiB = procMemory?.vmHwmKiB ?? after.maxRssKiB
+    // Per host: the largest of the hosts' peaks.
+    const peakKiB = Math.max(...children.map((c) => readProcMemory(c.pid)?.vmHwmKiB ?? after.maxRssKiB))
     const rows = await child.request("rows")
     // Every 2xx wrote its rows; requests cut off when a phase ended may have written theirs too.
     const phases = config.warmupSec > 0 ? 2 : 1
@@ -300,13 +361,16 @@ const measure = async (
         problems.push(`${kind}: ${have} rows for ${okAnswers} successful answers (expected ${min}..${max})`)
     }
 
-    await withTimeout(child.request("stop"), STOP_TIMEOUT_MS, `stopping ${target}`)
-    const code = await withTimeout(child.exited, STOP_TIMEOUT_MS, `waiting for ${target} to exit`)
-    if (code !== 0) problems.push(`the server exited with code ${code}`)
+    for (const c of children) {
+      await withTimeout(c.request("stop"), STOP_TIMEOUT_MS, `stopping ${target}`)
+      const code = await withTimeout(c.exited, STOP_TIMEOUT_MS, `waiting for ${target} to exit`)
+      if (code !== 0) problems.push(`the server (pid ${c.pid}) exited with code ${code}`)
+    }
 
     const requestsPerSec = result.requests.total / result.duration
     const measurement: Measurement = {
       target,
+      ...(hosts === 1 ? {} : { hosts }),
       requestsPerSec,
       totalRequests: result.requests.total,
       durationSec: result.duration,
@@ -323,6 +387,12 @@ const measure = async (
       serverCpuPercent: (serverMicros / 1000 / wallMs) * 100,
       serverCpuMicrosPerRequest: result.requests.total > 0 ? serverMicros / result.requests.total : 0,
       loadGeneratorCpuPercent: (selfMicros / 1000 / wallMs) * 100,
+      ...(databaseMicros === null
+        ? {}
+        : {
+            databaseCpuPercent: (databaseMicros / 1000 / wallMs) * 100,
+            databaseCpuMicrosPerRequest: result.requests.total > 0 ? databaseMicros / result.requests.total : 0
+          }),
       otherCpuPercent,
       rows,
       pragmas: child.pragmas,
@@ -335,7 +405,11 @@ const measure = async (
     )
     return measurement
   } finally {
-    child?.kill()
+    for (const c of children) c.kill()
+    await Promise.all(
+      children.map((c) => withTimeout(c.exited, STOP_TIMEOUT_MS, `killing ${target}`).catch(() => null))
+    )
+    await database?.drop()
     rmSync(dir, { recursive: true, force: true })
   }
 }
@@ -450,6 +524,16 @@ const main = async (): Promise<number> => {
       ? "pinned: load generator on CPU 0, each server on CPU 1 (taskset)"
       : "not pinned (BENCH_PIN=0, one core, or no taskset): server and load generator share the cores"
   )
+  const needsPostgres = scenarios.filter((s) => s.database === "postgres").map((s) => s.name)
+  if (needsPostgres.length > 0) {
+    const why = await unreachable(benchServerUrl())
+    if (why !== undefined) {
+      throw new BenchFailure(
+        `${needsPostgres.join(", ")} need${needsPostgres.length === 1 ? "s" : ""} PostgreSQL, and ${benchServerUrl().replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@")} ` +
+          `does not answer (${why}): set BENCH_PG_URL, or leave them out with BENCH_SCENARIOS`
+      )
+    }
+  }
   const startedAt = new Date()
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-")
   const resultsDir = join(REPO_ROOT, "bench-results")

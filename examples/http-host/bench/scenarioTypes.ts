@@ -33,4 +33,14 @@ export interface Scenario {
   readonly writesPerRequest: Readonly<Record<string, number>>
   /** The targets that implement this request (default: all of them). */
   readonly targets?: ReadonlyArray<TargetName>
+  /**
+   * `postgres`: each measurement runs on a fresh PostgreSQL database (postgres.ts) instead of a
+   * SQLite file, and the floor is the PostgreSQL one (floorPg.ts). Default: SQLite.
+   */
+  readonly database?: "sqlite" | "postgres"
+  /**
+   * Server processes per target, all on the same database, the load split evenly across them
+   * (autocannon's connections go to the hosts in turn). Default 1; more than one needs PostgreSQL.
+   */
+  readonly hosts?: number
 }

@@ -74,7 +74,38 @@ export const bookSingle: Scenario = {
   writesPerRequest: { shipments: 1, events: 1 }
 }
 
-export const SCENARIOS: ReadonlyArray<Scenario> = [bookSingle, docsLookup100, docsDownload]
+/**
+ * Booking on PostgreSQL (issue 14): Waybill's host on a fresh database against the PostgreSQL
+ * floor (floorPg.ts: node:http, a `pg` pool and Waybill's own statements for the booking).
+ */
+export const bookSinglePg: Scenario = {
+  ...bookSingle,
+  name: "book-single-pg",
+  description:
+    "POST /api/v1/order/json/ on PostgreSQL: Waybill's host against node:http + pg sending Waybill's statements",
+  targets: ["waybill", "floor"],
+  database: "postgres"
+}
+
+/**
+ * Two Waybill hosts on one PostgreSQL database, the load split across them: what a second host
+ * adds, or costs, on this machine (docs/benchmarks.md says what it can and cannot show).
+ */
+export const bookSinglePg2Hosts: Scenario = {
+  ...bookSinglePg,
+  name: "book-single-pg-2hosts",
+  description: "the same booking on PostgreSQL, two Waybill hosts on one database, the load split across them",
+  targets: ["waybill"],
+  hosts: 2
+}
+
+export const SCENARIOS: ReadonlyArray<Scenario> = [
+  bookSingle,
+  docsLookup100,
+  docsDownload,
+  bookSinglePg,
+  bookSinglePg2Hosts
+]
 
 /**
  * The webhook drain (bench/webhooks.ts): not an HTTP request a client sends, so not a

@@ -19,6 +19,11 @@ export interface StartOptions {
   readonly host: string
   /** 0 for any free port. */
   readonly port: number
+  /**
+   * A PostgreSQL database to run on instead of the SQLite file (`postgres://...`): the
+   * `*-pg` scenarios. The file's directory then only holds local files (the master secret).
+   */
+  readonly databaseUrl?: string
 }
 
 export interface RunningTarget {
@@ -26,7 +31,7 @@ export interface RunningTarget {
   readonly url: string
   /** Sent as `Authorization: Bearer <apiKey>`. */
   readonly apiKey: string
-  /** The SQLite settings in effect (see sqlite.ts). */
+  /** The SQLite settings in effect (see sqlite.ts), or the PostgreSQL ones (see postgres.ts). */
   readonly pragmas: PragmaValues
   /** Rows written so far, by kind (`shipments`, `events`). */
   readonly rowCounts: () => Promise<Readonly<Record<string, number>>>

@@ -5,12 +5,12 @@
  */
 import type { StartTarget, TargetName } from "./target.js"
 
-export const loadTarget = async (name: TargetName): Promise<StartTarget> => {
+export const loadTarget = async (name: TargetName, postgres = false): Promise<StartTarget> => {
   switch (name) {
     case "waybill":
       return (await import("./waybill.js")).startWaybill
     case "floor":
-      return (await import("./floor.js")).startFloor
+      return postgres ? (await import("./floorPg.js")).startFloorPg : (await import("./floor.js")).startFloor
     case "ceiling":
       return (await import("./ceiling.js")).startCeiling
   }

@@ -9,6 +9,8 @@ import { sql } from "kysely"
 import { Accounts, Config } from "@waybill/core"
 import { serve, waybillLayer } from "../src/host.js"
 import { benchLog } from "./logSink.js"
+import { join, dirname } from "node:path"
+import { BENCH_POOL_SIZE, pgSettings } from "./postgres.js"
 import { PRAGMA_NAMES, pragmaValue } from "./sqlite.js"
 import type { StartTarget } from "./target.js"
 import { BENCH_OPERATOR_TOKEN } from "./documentScenarios.js"
@@ -22,10 +24,21 @@ const benchConfig = {
   limits: { ...Config.defaults.limits, perKey: { requests: Number.MAX_SAFE_INTEGER, windowSeconds: 60 } }
 }
 
-export const startWaybill: StartTarget = async ({ dbFile, host, port }) => {
+export const startWaybill: StartTarget = async ({ dbFile, host, port, databaseUrl }) => {
   // The documents scenarios upload through /ops/v1 and run over plain HTTP (see documentScenarios.ts).
-  const running = await serve({
+  // On PostgreSQL every host of a run reads the same secret file, beside the first one's files.
+  const where = {
     dbFile,
+    ...(databaseUrl === undefined
+      ? {}
+      : {
+          databaseUrl: Redacted.make(databaseUrl),
+          poolSize: BENCH_POOL_SIZE,
+          secretFile: join(dirname(dbFile), "fleet.secret")
+        })
+  }
+  const running = await serve({
+    ...where,
     port,
     host,
     config: benchConfig,
@@ -37,13 +50,18 @@ export const startWaybill: StartTarget = async ({ dbFile, host, port }) => {
   try {
     const created = await Effect.runPromise(
       Accounts.createAccount({ name: "Bench customer" }).pipe(
-        Effect.provide(waybillLayer(running.database.engine, { dbFile }))
+        Effect.provide(waybillLayer(running.database.engine, where))
       )
     )
     const pragmas: Record<string, string> = {}
-    for (const name of PRAGMA_NAMES) {
-      const result = await sql.raw(`pragma ${name}`).execute(db)
-      pragmas[name] = pragmaValue(result.rows)
+    if (databaseUrl === undefined) {
+      for (const name of PRAGMA_NAMES) {
+        const result = await sql.raw(`pragma ${name}`).execute(db)
+        pragmas[name] = pragmaValue(result.rows)
+      }
+    } else {
+      const query = async (text: string) => (await sql.raw(text).execute(db)).rows as Array<Record<string, unknown>>
+      Object.assign(pragmas, await pgSettings(query, BENCH_POOL_SIZE))
     }
     const count = async (table: string): Promise<number> => {
       const result = await sql.raw(`select count(*) as n from ${table}`).execute(db)
