@@ -25,6 +25,7 @@ import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
 import { RateLimitBuffered } from "@waybill/rate-limit-buffered"
 import { apiDocs } from "@waybill/api-docs"
+import type { PoolStats } from "@waybill/metrics-prometheus"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
 import {
@@ -101,6 +102,8 @@ export interface OpenDatabase {
   readonly engine: StorageEngine
   /** A Kysely over the same engine, for the host's own queries (never inside a Waybill transaction). */
   readonly db: Kysely<WaybillDatabase>
+  /** The PostgreSQL pool (its use is a metric); absent on SQLite. */
+  readonly pool?: PoolStats
   readonly close: () => Promise<void>
 }
 
@@ -121,6 +124,20 @@ export interface OpenOptions {
 export const openDatabase = async (location: DatabaseLocation, options: OpenOptions = {}): Promise<OpenDatabase> =>
   typeof location === "string" ? openSqlite(location, options) : openPostgres(location.url, location.poolSize)
 
+/**
+ * Migrates to the latest version, or fails with the reason in the message (a database migrated by
+ * a newer build names the migration this build lacks; a server that does not answer says so).
+ */
+const migrated = (engine: StorageEngine): Promise<void> =>
+  Effect.runPromise(
+    migrate(engine).pipe(
+      Effect.orDieWith((e) => {
+        const cause = e.cause instanceof Error ? e.cause.message : String(e.cause)
+        return new Error(`the database could not be migrated: ${cause}`)
+      })
+    )
+  )
+
 const openPostgres = async (url: Redacted.Redacted<string>, poolSize = DEFAULT_POOL_SIZE): Promise<OpenDatabase> => {
   if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`the pool size must be a positive integer`)
   const pool = new pg.Pool({ connectionString: Redacted.value(url), max: poolSize, connectionTimeoutMillis: 10_000 })
@@ -131,12 +148,12 @@ const openPostgres = async (url: Redacted.Redacted<string>, poolSize = DEFAULT_P
       process.stderr.write(`waybill: a database connection was lost (${error.message}); it will be replaced\n`)
   })
   try {
-    await Effect.runPromise(migrate(engine))
+    await migrated(engine)
   } catch (error) {
     await engine.close()
     throw error
   }
-  return { engine, db: engine.kysely, close: () => engine.close() }
+  return { engine, db: engine.kysely, pool, close: () => engine.close() }
 }
 
 const openSqlite = async (file: string, options: OpenOptions): Promise<OpenDatabase> => {
@@ -148,7 +165,7 @@ const openSqlite = async (file: string, options: OpenOptions): Promise<OpenDatab
   // Waybill's statements run on the handle synchronously; its transactions are group-committed.
   const engine = sqliteEngine(sqlite)
   const db = engine.kysely
-  await Effect.runPromise(migrate(engine))
+  await migrated(engine)
   if (options.backgroundCheckpoints !== true) return { engine, db, close: () => engine.close() }
   sqlite.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`)
   // Once a checkpoint has emptied it, a WAL that grew under a burst is cut back to 64 MiB.
@@ -347,7 +364,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
       mail: options.mail?.smtpUrl === undefined ? (options.mail?.dir ?? `${options.dbFile}.mail`) : "smtp",
       draining: () => draining
     }),
-    metrics: prometheusPage(database.engine),
+    metrics: prometheusPage(database.engine, database.pool),
     ...(options.tracing === undefined ? {} : { tracing: true })
   })
   wired.listener = withApiDocs(toNodeListener(handler))

@@ -104,11 +104,15 @@ export const readiness = (sources: ReadinessSources) => async (): Promise<Readon
 
 /**
  * The Prometheus page of the host: Waybill's Effect metrics plus the webhook queue depth (pending
- * deliveries, counted at scrape time).
+ * deliveries, counted at scrape time) and, on PostgreSQL, the pool's use.
  */
-export const prometheusPage = (engine: StorageEngine): (() => Promise<MetricsPage>) =>
+export const prometheusPage = (
+  engine: StorageEngine,
+  pool?: PrometheusMetrics.PoolStats
+): (() => Promise<MetricsPage>) =>
   PrometheusMetrics.make({
     gauges: [
+      ...(pool === undefined ? [] : [PrometheusMetrics.poolGauge(pool)]),
       {
         name: "waybill_webhook_queue_depth",
         help: "Webhook deliveries waiting to be sent (pending), read at scrape time.",

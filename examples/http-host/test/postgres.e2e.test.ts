@@ -196,6 +196,29 @@ suite(title, () => {
     const viaOps = await ops(started.url, `shipments/${trackNo}/`)
     expect(viaOps.status).toBe(200)
     expect(viaOps.body.data.state).toBe("canceled")
+    // The pool's use is a metric on PostgreSQL.
+    const metrics = await fetch(`${started.url}/metrics`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } })
+    expect(metrics.status).toBe(200)
+    expect(await metrics.text()).toMatch(/^waybill_db_pool_connections\{state="total"\} [1-9]/m)
+  })
+
+  it("a database migrated by a newer build is refused with the migration it lacks", async () => {
+    await admin(async (client) => {
+      await client.query(`create database "${database}_newer"`)
+    })
+    const newerUrl = url.replace(/\/[^/]+$/, `/${database}_newer`)
+    try {
+      expect((await waybill("ip", "list", "--database-url", newerUrl, "--secret-file", secret)).code).toBe(0)
+      const db = new pg.Client({ connectionString: newerUrl })
+      await db.connect()
+      await db.query(`insert into waybill_migration (name, timestamp) values ('9999_from_a_newer_build', now()::text)`)
+      await db.end()
+      const refused = await waybill("ip", "list", "--database-url", newerUrl, "--secret-file", secret)
+      expect(refused.code).toBe(1)
+      expect(refused.out.error).toMatch(/could not be migrated: .*9999_from_a_newer_build/)
+    } finally {
+      await admin((client) => client.query(`drop database if exists "${database}_newer" with (force)`))
+    }
   })
 
   it("a host with another master secret refuses to start, and says why", async () => {
