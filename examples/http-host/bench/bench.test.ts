@@ -51,6 +51,7 @@ import {
 import { type RunningTarget, TARGET_NAMES, type TargetName } from "./target.js"
 import { startWaybill } from "./waybill.js"
 import { uncheckedFetch } from "../test/apiSchema.js"
+import { postgresSuite } from "../test/postgresServer.js"
 
 /**
  * Sends a scenario's request to a target. Waybill's answers go through `fetch`, which the test
@@ -463,27 +464,11 @@ describe("targets answer the booking scenario", () => {
 })
 
 const pgServer = benchServerUrl()
-const ci = !["", "0", "false", undefined].includes(process.env["CI"])
-const pgUnreachable = await (async () => {
-  const client = new pg.Client({ connectionString: pgServer, connectionTimeoutMillis: 2_000 })
-  try {
-    await client.connect()
-    return undefined
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error)
-  } finally {
-    await client.end().catch(() => undefined)
-  }
-})()
-if (pgUnreachable !== undefined && ci) {
-  throw new Error(`CI is set, but PostgreSQL at ${pgServer} is not reachable (${pgUnreachable})`)
-}
 
-const pgSuite = pgUnreachable === undefined ? describe : describe.skip
-const pgTitle =
-  pgUnreachable === undefined
-    ? "targets answer the booking scenario on PostgreSQL"
-    : `targets answer the booking scenario on PostgreSQL (skipped: PostgreSQL not reachable: ${pgUnreachable})`
+const { suite: pgSuite, title: pgTitle } = await postgresSuite(
+  "targets answer the booking scenario on PostgreSQL",
+  pgServer
+)
 
 pgSuite(pgTitle, () => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-bench-pg-test-"))

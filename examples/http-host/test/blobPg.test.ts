@@ -5,7 +5,7 @@
  * at the end. Without a server the suite fails on CI (`CI=true`) and is skipped, with a notice
  * in its title, elsewhere.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { sql } from "kysely"
@@ -13,35 +13,17 @@ import pg from "pg"
 import { BlobStoreContract, blobStoreContract } from "@waybill/testkit"
 import { migrateToLatest, postgresEngine, type StorageEngine } from "@waybill/storage-kysely"
 import { BlobPg } from "@waybill/blob-pg"
-
-const url = process.env["WAYBILL_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const ci = !["", "0", "false", undefined].includes(process.env["CI"])
-
-const unreachable = await (async () => {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 })
-  try {
-    await client.connect()
-    return undefined
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error)
-  } finally {
-    await client.end().catch(() => undefined)
-  }
-})()
-if (unreachable !== undefined && ci) {
-  throw new Error(`CI is set, but PostgreSQL at ${url} is not reachable (${unreachable}); blob-pg must be tested`)
-}
+import { pgServerUrl, postgresSuite } from "./postgresServer.js"
 
 const schema = `waybill_blobpg_${process.pid}_${Date.now().toString(36)}`
 let pool: pg.Pool
 let engine: StorageEngine
 
-const suite = unreachable === undefined ? describe : describe.skip
-const title = unreachable === undefined ? "blob-pg" : `blob-pg (skipped: PostgreSQL not reachable: ${unreachable})`
+const { suite, title } = await postgresSuite("blob-pg")
 
 suite(title, () => {
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 4 })
+    pool = new pg.Pool({ connectionString: pgServerUrl, options: `-c search_path=${schema}`, max: 4 })
     engine = postgresEngine(pool)
     await sql`create schema ${sql.id(schema)}`.execute(engine.kysely)
     await migrateToLatest(engine)

@@ -2,7 +2,7 @@
  * `@waybill/client` outside Node: its built package, run by Bun and by Deno (both from the npm
  * registry, devDependencies of `@waybill/client`), books against the real example host, replays a
  * booking with its Idempotency-Key, tracks it, and gets a typed refusal for a bad key
- * (`packages/client/test/runtimes/smoke.mjs`). The client uses only fetch, crypto and URL; this
+ * (`packages/client/scripts/runtime-smoke.mjs`). The client uses only fetch, crypto and URL; this
  * proves it in two runtimes that are not Node. (Browsers share those APIs; no browser runs here.)
  */
 import { execFile } from "node:child_process"
@@ -14,7 +14,7 @@ import { ensureBuilt } from "../../../tools/workspace.js"
 import { startHost, type TestAccount, type TestHost } from "./harness.js"
 
 const clientDir = resolve(import.meta.dirname, "../../../packages/client")
-const smoke = join(clientDir, "test/runtimes/smoke.mjs")
+const smoke = join(clientDir, "scripts/runtime-smoke.mjs")
 const bin = (name: string) => join(clientDir, "node_modules/.bin", name)
 
 let t: TestHost

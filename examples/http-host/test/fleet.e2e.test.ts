@@ -28,41 +28,19 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import { Accounts, Documents, Webhooks } from "@waybill/core"
 import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 import { type HostOptions, openDatabase, type OpenDatabase, waybillLayer } from "../src/host.js"
 import { allowList } from "../src/webhooks.js"
 import { pdf } from "./documentFiles.js"
+import { databaseUrl, postgresSuite, withClient } from "./postgresServer.js"
 import { type Envelope, ops, OPERATOR_TOKEN, postJson, shipment, waitFor } from "./harness.js"
-
-const serverUrl = process.env["WAYBILL_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const ci = !["", "0", "false", undefined].includes(process.env["CI"])
-
-const unreachable = await (async () => {
-  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2_000 })
-  try {
-    await client.connect()
-    return undefined
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error)
-  } finally {
-    await client.end().catch(() => undefined)
-  }
-})()
-if (unreachable !== undefined && ci) {
-  throw new Error(`CI is set, but PostgreSQL at ${serverUrl} is not reachable (${unreachable})`)
-}
 
 const root = resolve(import.meta.dirname, "..")
 const cli = resolve(root, "src/cli.ts")
 const database = `waybill_fleet_${process.pid}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
-const url = (() => {
-  const u = new URL(serverUrl)
-  u.pathname = `/${database}`
-  return u.toString()
-})()
+const url = databaseUrl(database)
 
 /** Requests per key per window for the whole fleet; low, so one test can cross it. */
 const LIMIT = 30
@@ -149,19 +127,9 @@ const startHost = (name: string, caFile: string) =>
     child.once("exit", (code) => fail(new Error(`host ${name} exited early (${code}): ${stderr}`)))
   })
 
-const asAdmin = async <A>(body: (client: pg.Client) => Promise<A>, connectionString = serverUrl): Promise<A> => {
-  const client = new pg.Client({ connectionString })
-  await client.connect()
-  try {
-    return await body(client)
-  } finally {
-    await client.end()
-  }
-}
-
 /** A query on the fleet's database. */
 const query = <R>(sql: string, parameters: ReadonlyArray<unknown> = []) =>
-  asAdmin(async (c) => (await c.query(sql, [...parameters])).rows as Array<R>, url)
+  withClient(async (c) => (await c.query(sql, [...parameters])).rows as Array<R>, url)
 
 /** Runs a core program against the fleet's database, in this process. */
 const core = <A, E>(program: Effect.Effect<A, E, any>): Promise<A> =>
@@ -206,11 +174,7 @@ const eventually = async (what: string, probe: () => Promise<boolean>, deadlineM
   }
 }
 
-const suite = unreachable === undefined ? describe : describe.skip
-const title =
-  unreachable === undefined
-    ? "a fleet of three hosts on one PostgreSQL database"
-    : `a fleet of three hosts on one PostgreSQL database (skipped: PostgreSQL not reachable: ${unreachable})`
+const { suite, title } = await postgresSuite("a fleet of three hosts on one PostgreSQL database")
 
 suite(title, () => {
   beforeAll(async () => {
@@ -224,7 +188,7 @@ suite(title, () => {
     const r = await Effect.runPromise(Scope.extend(receiver(pems), scope))
     r.setHandler((_req, res) => void setTimeout(() => res.end("ok"), RECEIVER_DELAY_MS))
     hooks = r
-    await asAdmin((c) => c.query(`create database ${database}`))
+    await withClient((c) => c.query(`create database ${database}`))
     // Three hosts starting together on a fresh database: the migration runs once (advisory lock).
     hosts = await Promise.all(["a", "b", "c"].map((name) => startHost(name, caFile)))
     adminOptions = {
@@ -245,7 +209,7 @@ suite(title, () => {
     }
     await admin?.close()
     await Effect.runPromise(Scope.close(scope, Exit.void))
-    await asAdmin((c) => c.query(`drop database if exists ${database} with (force)`))
+    await withClient((c) => c.query(`drop database if exists ${database} with (force)`))
     rmSync(dir, { recursive: true, force: true })
   })
 

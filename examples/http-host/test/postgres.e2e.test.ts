@@ -14,35 +14,14 @@ import { promisify } from "node:util"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pdf } from "./documentFiles.js"
+import { databaseUrl, postgresSuite, withClient } from "./postgresServer.js"
 import { bookOne, ops, OPERATOR_TOKEN, waitFor } from "./harness.js"
-
-const serverUrl = process.env["WAYBILL_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const ci = !["", "0", "false", undefined].includes(process.env["CI"])
-
-const unreachable = await (async () => {
-  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2_000 })
-  try {
-    await client.connect()
-    return undefined
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error)
-  } finally {
-    await client.end().catch(() => undefined)
-  }
-})()
-if (unreachable !== undefined && ci) {
-  throw new Error(`CI is set, but PostgreSQL at ${serverUrl} is not reachable (${unreachable})`)
-}
 
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, "..")
 const cli = resolve(root, "src/cli.ts")
 const database = `waybill_e2e_${process.pid}_${Date.now().toString(36)}`
-const url = (() => {
-  const u = new URL(serverUrl)
-  u.pathname = `/${database}`
-  return u.toString()
-})()
+const url = databaseUrl(database)
 
 let dir: string
 let secret: string
@@ -60,27 +39,13 @@ const waybill = async (...args: Array<string>) => {
   }
 }
 
-const admin = async <A>(body: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: serverUrl })
-  await client.connect()
-  try {
-    return await body(client)
-  } finally {
-    await client.end()
-  }
-}
-
-const suite = unreachable === undefined ? describe : describe.skip
-const title =
-  unreachable === undefined
-    ? "pnpm waybill on PostgreSQL"
-    : `pnpm waybill on PostgreSQL (skipped: PostgreSQL not reachable: ${unreachable})`
+const { suite, title } = await postgresSuite("pnpm waybill on PostgreSQL")
 
 suite(title, () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "waybill-pg-"))
     secret = join(dir, "fleet.secret")
-    await admin((c) => c.query(`create database ${database}`))
+    await withClient((c) => c.query(`create database ${database}`))
     server = spawn(
       process.execPath,
       [
@@ -124,7 +89,7 @@ suite(title, () => {
       server.kill("SIGTERM")
       await exited
     }
-    await admin((c) => c.query(`drop database if exists ${database} with (force)`))
+    await withClient((c) => c.query(`drop database if exists ${database} with (force)`))
     rmSync(dir, { recursive: true, force: true })
   })
 
@@ -132,7 +97,7 @@ suite(title, () => {
     expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(started.db).toContain(`/${database}`)
     expect(started.demo_account.test_key).toMatch(/^wb_test_/)
-    const applied = await admin(async (c) => {
+    const applied = await withClient(async (c) => {
       await c.query(`select 1`)
       const inDb = new pg.Client({ connectionString: url })
       await inDb.connect()
@@ -175,7 +140,7 @@ suite(title, () => {
     expect(download.status).toBe(200)
     expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true)
     // The file is in the database (blob-pg), not in a directory of this host.
-    const chunks = await admin(async () => {
+    const chunks = await withClient(async () => {
       const inDb = new pg.Client({ connectionString: url })
       await inDb.connect()
       try {
@@ -203,10 +168,10 @@ suite(title, () => {
   })
 
   it("a database migrated by a newer build is refused with the migration it lacks", async () => {
-    await admin(async (client) => {
+    await withClient(async (client) => {
       await client.query(`create database "${database}_newer"`)
     })
-    const newerUrl = url.replace(/\/[^/]+$/, `/${database}_newer`)
+    const newerUrl = databaseUrl(`${database}_newer`)
     try {
       expect((await waybill("ip", "list", "--database-url", newerUrl, "--secret-file", secret)).code).toBe(0)
       const db = new pg.Client({ connectionString: newerUrl })
@@ -217,7 +182,7 @@ suite(title, () => {
       expect(refused.code).toBe(1)
       expect(refused.out.error).toMatch(/could not be migrated: .*9999_from_a_newer_build/)
     } finally {
-      await admin((client) => client.query(`drop database if exists "${database}_newer" with (force)`))
+      await withClient((client) => client.query(`drop database if exists "${database}_newer" with (force)`))
     }
   })
 

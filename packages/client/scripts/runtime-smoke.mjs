@@ -3,7 +3,7 @@
  * what every runtime has (fetch, crypto, URL). Books a shipment, tracks it, and replays the booking
  * with the same Idempotency-Key. Arguments: BASE_URL API_KEY. Prints one JSON line.
  */
-import { WaybillClient } from "../../dist/index.js"
+import { WaybillClient } from "../dist/index.js"
 
 const args = globalThis.Deno === undefined ? globalThis.process.argv.slice(2) : globalThis.Deno.args
 const [baseUrl, apiKey] = args
