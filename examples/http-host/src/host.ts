@@ -204,10 +204,15 @@ const enginePool = (engine: StorageEngine): BlobPg.PgPool => ({
 })
 
 /** Where document files go: the database on PostgreSQL (unless a directory is named), else a directory. */
-const blobLayer = (engine: StorageEngine, options: HostOptions) =>
+const blobPlace = (engine: StorageEngine, options: HostOptions): string | "database" =>
   engine.dialect === "postgres" && options.blobDir === undefined
-    ? BlobPg.layer(enginePool(engine))
-    : BlobFs.layer(options.blobDir ?? `${options.dbFile}.blobs`)
+    ? "database"
+    : (options.blobDir ?? `${options.dbFile}.blobs`)
+
+const blobLayer = (engine: StorageEngine, options: HostOptions) => {
+  const place = blobPlace(engine, options)
+  return place === "database" ? BlobPg.layer(enginePool(engine)) : BlobFs.layer(place)
+}
 
 /**
  * Opens the database of `options` and checks the master secret against the one the database was
@@ -360,7 +365,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate }),
     readiness: readiness({
       engine: database.engine,
-      blobDir: options.blobDir ?? `${options.dbFile}.blobs`,
+      blobDir: blobPlace(database.engine, options),
       mail: options.mail?.smtpUrl === undefined ? (options.mail?.dir ?? `${options.dbFile}.mail`) : "smtp",
       draining: () => draining
     }),

@@ -11,10 +11,9 @@ import { access, mkdir } from "node:fs/promises"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
-import { sql } from "kysely"
 import type { MetricsPage, ReadinessCheck } from "@waybill/http"
 import * as PrometheusMetrics from "@waybill/metrics-prometheus"
-import { Migrations, type StorageEngine } from "@waybill/storage-kysely"
+import type { StorageEngine } from "@waybill/storage-kysely"
 
 /** How log lines look: one JSON object per line (default), or Effect's pretty lines for a terminal. */
 export type LogFormat = "json" | "pretty"
@@ -48,8 +47,8 @@ export const loggingLayer = (options: LogOptions = {}): Layer.Layer<never> => {
 /** What the readiness checks look at. */
 export interface ReadinessSources {
   readonly engine: StorageEngine
-  /** Directory of document files. */
-  readonly blobDir: string
+  /** Directory of document files, or `"database"` when they live in the database (blob-pg). */
+  readonly blobDir: string | "database"
   /** The mail folder of the file mailer, or `"smtp"` when mail goes out over SMTP. */
   readonly mail: string | "smtp"
   /** True once the host is shutting down: readiness turns false before anything stops. */
@@ -70,27 +69,14 @@ const writableDir = async (dir: string): Promise<boolean> => {
 const check = (name: string, ok: boolean, detail: string): ReadinessCheck => (ok ? { name, ok } : { name, ok, detail })
 
 /**
- * The host's readiness: not draining, the database answers a `select 1`, every migration this
- * build knows is applied, and the blob and mail folders are usable. Details name the failure
- * and never carry an error's text (which may hold a connection string).
+ * The host's readiness: not draining, the database answers and every migration this build knows
+ * is applied (the engine's `health()`), and the blob and mail folders are usable. Details name the
+ * failure and never carry an error's text (which may hold a connection string).
  */
 export const readiness = (sources: ReadinessSources) => async (): Promise<ReadonlyArray<ReadinessCheck>> => {
-  const db = sources.engine.kysely
-  let reachable = false
-  let migrated = false
-  try {
-    await sql`select 1`.execute(db)
-    reachable = true
-    const applied = await sql<{
-      readonly name: string
-    }>`select name from ${sql.table(Migrations.migrationTableName)}`.execute(db)
-    const names = new Set(applied.rows.map((r) => r.name))
-    migrated = Object.keys(Migrations.migrations).every((name) => names.has(name))
-  } catch {
-    // Reported below as unreachable or not migrated.
-  }
+  const { reachable, migrated } = await sources.engine.health()
   const [blobs, mail] = await Promise.all([
-    writableDir(sources.blobDir),
+    sources.blobDir === "database" ? Promise.resolve(reachable) : writableDir(sources.blobDir),
     sources.mail === "smtp" ? Promise.resolve(true) : writableDir(sources.mail)
   ])
   return [

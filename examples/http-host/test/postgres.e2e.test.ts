@@ -161,6 +161,9 @@ suite(title, () => {
     const viaOps = await ops(started.url, `shipments/${trackNo}/`)
     expect(viaOps.status).toBe(200)
     expect(viaOps.body.data.state).toBe("canceled")
+    // Ready on PostgreSQL: the documents live in the database, so no local folder is checked.
+    const ready = await fetch(`${started.url}/readyz`)
+    expect([ready.status, ((await ready.json()) as { status: string }).status]).toEqual([200, "ready"])
     // The pool's use is a metric on PostgreSQL.
     const metrics = await fetch(`${started.url}/metrics`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } })
     expect(metrics.status).toBe(200)
