@@ -5,42 +5,19 @@
  * stops and its `shipment.booked` event: the host answers a booking only after the COMMIT that
  * holds it. Bookings cut off by the kill may or may not be there (nobody was told either way).
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { Accounts } from "@waybill/core"
 import { openDatabase, waybillLayer } from "../src/host.js"
+import { exited, startBookingHost } from "./bookingHost.js"
 import { waitFor } from "./harness.js"
 import { BOOKING_BODY } from "../bench/scenarios.js"
-
-const hostDir = resolve(import.meta.dirname, "..")
-
-/** Starts the host on `dbFile`; resolves with the child and its URL once it listens. */
-const startHost = (dbFile: string) =>
-  new Promise<{ readonly child: ChildProcess; readonly url: string }>((ready, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/bookingHostChild.ts", dbFile], {
-      cwd: hostDir,
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    let out = ""
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString()
-      const m = /ready (\S+)/.exec(out)
-      if (m !== null) ready({ child, url: m[1]! })
-    })
-    child.once("exit", (code, signal) => fail(new Error(`host exited early (${code ?? signal})`)))
-  })
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((done) => {
-    if (child.exitCode !== null || child.signalCode !== null) done()
-    else child.once("exit", () => done())
-  })
 
 /**
  * `clients` concurrent loops of bookings until `stop()`: the tracking numbers answered 200, and
@@ -103,7 +80,7 @@ describe("booking crash safety (group commit)", () => {
 
       const acknowledged: Array<string> = []
       for (let round = 0; round < 2; round++) {
-        const { child, url } = await startHost(dbFile)
+        const { child, url } = await startBookingHost(dbFile)
         children.push(child)
         const traffic = load(url, apiKey, 48)
         // Kill in the middle of sustained load, at a moment of the host's choosing, not ours.
@@ -118,7 +95,7 @@ describe("booking crash safety (group commit)", () => {
       }
 
       // Started again on the same file: it recovers the WAL and serves.
-      const { child, url } = await startHost(dbFile)
+      const { child, url } = await startBookingHost(dbFile)
       children.push(child)
       const after = load(url, apiKey, 1)
       await waitFor("a booking after the restart", () => after.acknowledged.length >= 1, 60_000)

@@ -4,39 +4,18 @@
  * same key on a host started again on the same file: the retry replays the committed booking
  * (its answer was stored in the booking's own transaction) and books nothing twice.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { Accounts } from "@waybill/core"
 import { openDatabase, waybillLayer } from "../src/host.js"
+import { exited, startBookingHost } from "./bookingHost.js"
 import { shipment } from "./harness.js"
-
-const hostDir = resolve(import.meta.dirname, "..")
-
-/** Starts the host child on `dbFile`; resolves with it and its URL once it listens. */
-const startHost = (dbFile: string, mode?: string) =>
-  new Promise<{ readonly child: ChildProcess; readonly url: string }>((ready, fail) => {
-    const args = ["--import", "tsx", "test/bookingHostChild.ts", dbFile, ...(mode === undefined ? [] : [mode])]
-    const child = spawn(process.execPath, args, { cwd: hostDir, stdio: ["ignore", "pipe", "inherit"] })
-    let out = ""
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString()
-      const m = /ready (\S+)/.exec(out)
-      if (m !== null) ready({ child, url: m[1]! })
-    })
-    child.once("exit", (code, signal) => fail(new Error(`host exited early (${code ?? signal})`)))
-  })
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((done) => {
-    if (child.exitCode !== null || child.signalCode !== null) done()
-    else child.once("exit", () => done())
-  })
 
 describe("Idempotency-Key across a crash", () => {
   it("a host killed between the booking's commit and its answer: the retry replays, nothing is booked twice", async () => {
@@ -56,7 +35,7 @@ describe("Idempotency-Key across a crash", () => {
       }
       const body = JSON.stringify({ data: { shipments: [shipment({ BillingReference: "CRASH-42" })] } })
 
-      const first = await startHost(dbFile, "crash-before-answer")
+      const first = await startBookingHost(dbFile, "crash-before-answer")
       children.push(first.child)
       const lost = await fetch(`${first.url}/api/v1/order/json/`, { method: "POST", headers, body }).then(
         () => "answered",
@@ -82,7 +61,7 @@ describe("Idempotency-Key across a crash", () => {
       const committed = booked()
       expect(committed).toHaveLength(1)
 
-      const second = await startHost(dbFile)
+      const second = await startBookingHost(dbFile)
       children.push(second.child)
       const retry = await fetch(`${second.url}/api/v1/order/json/`, { method: "POST", headers, body })
       expect(retry.status).toBe(200)
