@@ -7,6 +7,7 @@
  * A request without the header takes none of this: no hashing, no query.
  */
 import * as Effect from "effect/Effect"
+import * as Encoding from "effect/Encoding"
 import { type Account, Idempotency, type StoredAnswer } from "@waybill/core"
 import type { Reply } from "../Raw.js"
 import type { RouteContext } from "../routes/Route.js"
@@ -16,15 +17,10 @@ import { failure } from "./respond.js"
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-const hex = (buffer: ArrayBuffer): string => {
-  const bytes = new Uint8Array(buffer)
-  let out = ""
-  for (const b of bytes) out += b.toString(16).padStart(2, "0")
-  return out
-}
-
 const sha256 = (bytes: Uint8Array) =>
-  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new Uint8Array(bytes)).then(hex))
+  Effect.promise(() =>
+    globalThis.crypto.subtle.digest("SHA-256", new Uint8Array(bytes)).then((d) => Encoding.encodeHex(new Uint8Array(d)))
+  )
 
 /**
  * The request's fingerprint: SHA-256 (hex) of the method, the target (path and query: a cancel's
