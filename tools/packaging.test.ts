@@ -23,6 +23,7 @@ import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/co
 import { publint } from "publint"
 import { formatMessage } from "publint/utils"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sampleShipment } from "../examples/http-host/src/sample.js"
 import {
   ensureBuilt,
   type Library,
@@ -74,28 +75,6 @@ const nodeHeaders = (): Record<string, string> => {
  */
 const testOnly = (manifest: Manifest): boolean => manifest.peerDependencies?.["vitest"] !== undefined
 
-/** A booking that every service and vehicle accepts, as in the interface's examples. */
-const shipment = {
-  Contact: "Ada Lopez",
-  Phone: "(312) 555-0100",
-  PickupName: "Acme Parts",
-  PickupAddress: "233 S Wacker Dr",
-  PickupCity: "Chicago",
-  PickupState: "IL",
-  PickupZip: "60606",
-  DeliverName: "Bolt Labs",
-  DeliverAddress: "1060 W Addison St",
-  DeliverCity: "Chicago",
-  DeliverState: "IL",
-  DeliverZip: "60613",
-  Pieces: "2",
-  Weight: "15 lbs",
-  ServiceType: "2hour",
-  VehicleType: "car",
-  Pickupdate: "now",
-  Deliverdate: "today"
-}
-
 /**
  * The scenario both scripts run, as plain JavaScript over the loaded modules: SQLite storage,
  * an account and its test key from the public API, one POST /api/v1/order/json/. It prints what
@@ -130,7 +109,7 @@ async function book(lib, dbFile, resolved) {
       new Request("http://127.0.0.1/api/v1/order/json/", {
         method: "POST",
         headers: { authorization: "Bearer " + key, "content-type": "application/json" },
-        body: JSON.stringify({ data: { jsonstrn: "packed-1", shipments: [${JSON.stringify(shipment)}] } })
+        body: JSON.stringify({ data: { jsonstrn: "packed-1", shipments: [${JSON.stringify(sampleShipment())}] } })
       }),
       { remoteAddress: "127.0.0.1" }
     )

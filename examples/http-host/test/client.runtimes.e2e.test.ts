@@ -11,6 +11,7 @@ import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureBuilt } from "../../../tools/workspace.js"
+import { sampleShipment } from "../src/sample.js"
 import { startHost, type TestAccount, type TestHost } from "./harness.js"
 
 const clientDir = resolve(import.meta.dirname, "../../../packages/client")
@@ -37,11 +38,15 @@ describe("@waybill/client in other runtimes", () => {
   it.each(runtimes)(
     "%s: books, replays with the same Idempotency-Key, tracks, and refuses a bad key",
     async (name, args) => {
-      const { stdout } = await promisify(execFile)(bin(name), [...args, t.url, a.liveKey], {
-        cwd: clientDir,
-        env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
-        timeout: 60_000
-      })
+      const { stdout } = await promisify(execFile)(
+        bin(name),
+        [...args, t.url, a.liveKey, JSON.stringify(sampleShipment())],
+        {
+          cwd: clientDir,
+          env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+          timeout: 60_000
+        }
+      )
       const out = JSON.parse(stdout.trim().split("\n").at(-1)!) as {
         trackNo: string
         replayed: string
