@@ -350,6 +350,21 @@ describe("toLocal cache", () => {
       second: get("second")
     }
   }
+  it("transitions off the quarter hour: St. John's changed at 00:01 local until 2011", () => {
+    const name = (ms: number) =>
+      new Intl.DateTimeFormat("en-US", { timeZone: "America/St_Johns", timeZoneName: "short" })
+        .formatToParts(ms)
+        .find((p) => p.type === "timeZoneName")!.value
+    // Both 2008 changes, minute by minute across the hour around each (02:31 and 03:31 UTC).
+    for (const start of [Date.UTC(2008, 10, 2, 2, 0), Date.UTC(2008, 2, 9, 3, 0)]) {
+      for (let ms = start; ms < start + 3_600_000; ms += 30_000) {
+        expect(toLocal(ms, "America/St_Johns")).toEqual(direct(ms, "America/St_Johns"))
+        expect(abbreviation(ms, "America/St_Johns")).toBe(name(ms))
+      }
+    }
+    expect(toLocal(1225593060000, "America/St_Johns")).toEqual(direct(1225593060000, "America/St_Johns"))
+  })
+
   it("property: the quarter-hour offset cache reads every instant as Intl does (incl. 30/45-minute zones)", () => {
     fc.assert(
       fc.property(

@@ -192,17 +192,27 @@ const memo = <A>(table: Map<string, Map<number, A>>, timeZone: string, block: nu
 }
 
 /**
- * Offset of the zone from UTC at an instant, in ms (Chicago in winter: -6 h). Zones change
- * offset only on quarter hours (every offset in use is a multiple of 15 minutes), so one Intl
- * reading per zone and quarter hour serves every instant in it: this is the booking hot path.
+ * A zone reading (offset, abbreviation) at an instant, memoized by quarter hour: one Intl call
+ * per zone and quarter hour serves the booking hot path. Most transitions fall on quarter
+ * hours, but not all (St. John's changed at 00:01 local until 2011), so a quarter hour's
+ * reading is trusted only when the next quarter hour reads the same; inside the one quarter
+ * hour that holds a transition the instant itself is read.
  */
-const offsetAt = (epochMs: number, timeZone: string): number => {
+const readAt = <A extends number | string>(
+  table: Map<string, Map<number, A>>,
+  timeZone: string,
+  epochMs: number,
+  read: (at: number) => A
+): A => {
   const block = Math.floor(epochMs / QUARTER_HOUR)
-  return memo(offsets, timeZone, block, () => {
-    const at = block * QUARTER_HOUR
-    return utcOf(intlToLocal(at, timeZone)) - at
-  })
+  const here = memo(table, timeZone, block, () => read(block * QUARTER_HOUR))
+  const next = memo(table, timeZone, block + 1, () => read((block + 1) * QUARTER_HOUR))
+  return here === next ? here : read(epochMs)
 }
+
+/** Offset of the zone from UTC at an instant, in ms (Chicago in winter: -6 h). */
+const offsetAt = (epochMs: number, timeZone: string): number =>
+  readAt(offsets, timeZone, epochMs, (at) => utcOf(intlToLocal(at, timeZone)) - at)
 
 /**
  * The wall-clock reading of an instant in an IANA zone (whole seconds; milliseconds are dropped
@@ -267,15 +277,13 @@ export const formatInZone = (epochMs: number, timeZone: string): string => forma
  * PST/PDT, MST for Phoenix, AKST, HST, AST for Puerto Rico. Where en-US has no abbreviation
  * Intl answers like `GMT+5:30`, and that is returned unchanged rather than invented.
  */
-export const abbreviation = (epochMs: number, timeZone: string): string => {
-  const block = Math.floor(epochMs / QUARTER_HOUR)
-  return memo(abbreviations, timeZone, block, () => {
-    for (const p of nameFormatter(timeZone).formatToParts(block * QUARTER_HOUR)) {
+export const abbreviation = (epochMs: number, timeZone: string): string =>
+  readAt(abbreviations, timeZone, epochMs, (at) => {
+    for (const p of nameFormatter(timeZone).formatToParts(at)) {
       if (p.type === "timeZoneName") return p.value
     }
     return timeZone
   })
-}
 
 /** ISO weekday of the local date: 1 = Monday ... 7 = Sunday, as in `BusinessHours.days`. */
 export const isoWeekday = (local: LocalDateTime): number => {
