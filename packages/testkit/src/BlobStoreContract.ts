@@ -105,33 +105,37 @@ export const blobStoreContract = (
     Effect.flatMap(Effect.orDie(make()), body)
 
   describe(`BlobStore contract: ${name}`, () => {
-    it.scoped(cases[0], () =>
-      withStore((store) =>
-        Effect.promise(() =>
-          fc.assert(
-            fc.asyncProperty(
-              fc.constantFrom(...BOUNDARIES),
-              fc.integer({ min: -2, max: 2 }),
-              fc.array(fc.integer({ min: 1, max: CHUNK + 3 }), { minLength: 1, maxLength: 4 }),
-              fc.integer(),
-              async (boundary, delta, pieces, seed) => {
-                const bytes = patterned(Math.max(0, boundary + delta), seed)
-                const streamed = await Effect.runPromise(store.putStream(streamOf(bytes, pieces)))
-                const whole = await Effect.runPromise(store.put(bytes))
-                expect(streamed).toBe(whole)
-                const size = await Effect.runPromise(store.stat(streamed))
-                expect(Option.getOrThrow(size)).toBe(bytes.byteLength)
-                const read = Option.getOrThrow(await Effect.runPromise(store.read(streamed)))
-                expect(same(read, bytes)).toBe(true)
-                const opened = Option.getOrThrow(await Effect.runPromise(store.open(streamed)))
-                expect(opened.size).toBe(bytes.byteLength)
-                expect(same(await Effect.runPromise(readAll(opened.stream)), bytes)).toBe(true)
-              }
-            ),
-            { numRuns: 12 }
+    it.scoped(
+      cases[0],
+      () =>
+        withStore((store) =>
+          Effect.promise(() =>
+            fc.assert(
+              fc.asyncProperty(
+                fc.constantFrom(...BOUNDARIES),
+                fc.integer({ min: -2, max: 2 }),
+                fc.array(fc.integer({ min: 1, max: CHUNK + 3 }), { minLength: 1, maxLength: 4 }),
+                fc.integer(),
+                async (boundary, delta, pieces, seed) => {
+                  const bytes = patterned(Math.max(0, boundary + delta), seed)
+                  const streamed = await Effect.runPromise(store.putStream(streamOf(bytes, pieces)))
+                  const whole = await Effect.runPromise(store.put(bytes))
+                  expect(streamed).toBe(whole)
+                  const size = await Effect.runPromise(store.stat(streamed))
+                  expect(Option.getOrThrow(size)).toBe(bytes.byteLength)
+                  const read = Option.getOrThrow(await Effect.runPromise(store.read(streamed)))
+                  expect(same(read, bytes)).toBe(true)
+                  const opened = Option.getOrThrow(await Effect.runPromise(store.open(streamed)))
+                  expect(opened.size).toBe(bytes.byteLength)
+                  expect(same(await Effect.runPromise(readAll(opened.stream)), bytes)).toBe(true)
+                }
+              ),
+              { numRuns: 12 }
+            )
           )
-        )
-      )
+        ),
+      // Twelve rounds of up to four durable writes of ~800 KiB: seconds on a busy CI machine.
+      60_000
     )
 
     it.scoped(cases[1], () =>
