@@ -16,6 +16,7 @@ import { defaults, WaybillConfig, type WaybillConfigShape } from "../src/shared/
 import { type IpBlock, IpBlocklist } from "../src/access/IpBlocklist.js"
 import { KeyRing } from "../src/shared/KeyRing.js"
 import * as RateLimits from "../src/access/RateLimiter.js"
+import { UserStore, type UserStoreShape } from "../src/access/UserStore.js"
 
 const ip = (s: string) => ClientIp.parse(s)
 
@@ -38,6 +39,8 @@ const principal = (ipAllowlist: ReadonlyArray<string> = [], mode: "live" | "test
     generation: 1,
     hash: "h",
     hint: "wb_live_xxxx",
+    last4: null,
+    createdAt: null,
     updatedAt: 0
   }
 })
@@ -138,6 +141,7 @@ describe("Admission.admit and admitOptional", () => {
   const noStore = Layer.mergeAll(
     memoryBlocklist().layer,
     Layer.succeed(AccountStore, {} as AccountStoreShape),
+    Layer.succeed(UserStore, {} as UserStoreShape),
     KeyRing.fromSecrets({
       "api-key": [{ id: "k", material: Redacted.make(new Uint8Array(32)) }],
       ticket: [],

@@ -7,6 +7,7 @@ import type { AccountRecord, ApiKeyRecord } from "../src/access/Account.js"
 import { AccountStore, type AccountStoreShape } from "../src/access/AccountStore.js"
 import * as ApiKey from "../src/access/ApiKey.js"
 import * as Credentials from "../src/access/Credentials.js"
+import { UserStore, type UserStoreShape } from "../src/access/UserStore.js"
 import { Entropy } from "../src/shared/Entropy.js"
 import { KeyRing, type KeySecret } from "../src/shared/KeyRing.js"
 
@@ -25,10 +26,14 @@ const account: AccountRecord = {
 
 /** Only what authenticate reads, over one stored key. */
 const storeWith = (key: ApiKeyRecord) =>
-  Layer.succeed(AccountStore, {
-    findKeyWithAccount: (hash: string) =>
-      Effect.succeed(hash === key.hash ? Option.some({ key, account }) : Option.none())
-  } as unknown as AccountStoreShape)
+  Layer.merge(
+    Layer.succeed(AccountStore, {
+      findKeyWithAccount: (hash: string) =>
+        Effect.succeed(hash === key.hash ? Option.some({ key, account }) : Option.none())
+    } as unknown as AccountStoreShape),
+    // Keys never reach the session path: a store that is never called.
+    Layer.succeed(UserStore, {} as UserStoreShape)
+  )
 
 const keyRecord = (hash: string, status: ApiKeyRecord["status"] = "active"): ApiKeyRecord => ({
   id: "k",
@@ -38,6 +43,8 @@ const keyRecord = (hash: string, status: ApiKeyRecord["status"] = "active"): Api
   generation: 1,
   hash,
   hint: "wb_live_xxxx",
+  last4: null,
+  createdAt: null,
   updatedAt: 0
 })
 

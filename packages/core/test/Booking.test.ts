@@ -276,6 +276,8 @@ const principal = {
     generation: 1,
     hash: "h",
     hint: "",
+    last4: null,
+    createdAt: null,
     updatedAt: 0
   }
 }

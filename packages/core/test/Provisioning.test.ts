@@ -25,6 +25,8 @@ import * as Provisioning from "../src/provisioning/Provisioning.js"
 import { ProvisioningStore, type RegistrationRecord } from "../src/provisioning/ProvisioningStore.js"
 import * as RateLimits from "../src/access/RateLimiter.js"
 import { Transactor } from "../src/shared/Transactor.js"
+import { emailKey, type UserRecord } from "../src/access/User.js"
+import { UserStore } from "../src/access/UserStore.js"
 
 const T0 = 1_800_000_000_000
 const PASSWORD = Redacted.make("correct horse battery staple 42")
@@ -36,6 +38,23 @@ const ring = KeyRing.fromSecrets(
     (["api-key", "ticket", "otp", "webhook"] as const).map((p, i) => [p, [{ id: `${p}-1`, material: material(i + 1) }]])
   ) as unknown as Record<SecretPurpose, ReadonlyArray<{ id: string; material: Redacted.Redacted<Uint8Array> }>>
 )
+
+/** Users by e-mail key: only `insertUser` (what provisioning's `start` calls) is needed here. */
+const memoryUsers = (users: Map<string, UserRecord>) =>
+  Layer.succeed(
+    UserStore,
+    new Proxy({} as UserStore["Type"], {
+      get: (_, name) =>
+        name === "insertUser"
+          ? (user: UserRecord) =>
+              Effect.sync(() => {
+                if (users.has(emailKey(user.email))) return false
+                users.set(emailKey(user.email), user)
+                return true
+              })
+          : () => Effect.dieMessage(`memoryUsers: ${String(name)} is not used by provisioning`)
+    })
+  )
 
 /** Registrations in a map; `emailHasCustomer` compares exactly (stricter than `ProvisioningStoreKysely`). */
 const memoryProvisioningStore = (rows: Map<string, RegistrationRecord>) =>
@@ -83,10 +102,12 @@ const memoryAccountStore = () => {
 /** A fresh world: stores, counters and an outbox of the e-mails "sent". */
 const world = (limits: Partial<ProvisioningLimits> = {}) => {
   const rows = new Map<string, RegistrationRecord>()
+  const users = new Map<string, UserRecord>()
   const sent: Array<VerificationMessage> = []
   const layer = Layer.mergeAll(
     memoryProvisioningStore(rows),
     memoryAccountStore(),
+    memoryUsers(users),
     Layer.succeed(Transactor, { withTransaction: (self) => self }),
     ring,
     Layer.succeed(Entropy, { bytes: (n) => Effect.sync(() => globalThis.crypto.getRandomValues(new Uint8Array(n))) }),
@@ -112,7 +133,7 @@ const world = (limits: Partial<ProvisioningLimits> = {}) => {
   /** Runs a program in this world, the test clock at a real-looking instant (0 reads as "never sent"). */
   const run = <A, E>(program: Effect.Effect<A, E, Layer.Layer.Success<typeof layer>>) =>
     Effect.provide(Effect.zipRight(TestClock.setTime(T0), program), layer)
-  return { rows, sent, run }
+  return { rows, sent, run, users }
 }
 
 const ip = (s: string) => Option.getOrThrow(ClientIp.parse(s))
@@ -436,4 +457,33 @@ describe("Provisioning: the payment check's registry", () => {
       })
     )
   })
+})
+
+describe("Provisioning: start makes the registrant the account's owner user", () => {
+  it.effect(
+    "the owner signs in with the pre-register password hash; an address that is already a user is AlreadyRegistered",
+    () => {
+      const w = world()
+      return w.run(
+        Effect.gen(function* () {
+          const { waitIdx } = yield* preRegister("Ops@Owner-Firm.test")
+          const { customerNo } = yield* toCustomer(w.sent, waitIdx, "Ops@Owner-Firm.test")
+          const owner = w.users.get("ops@owner-firm.test")!
+          expect(owner).toMatchObject({
+            customerNo,
+            role: "owner",
+            passwordHash: "$test$hash",
+            passwordVersion: 1,
+            invitedBy: null
+          })
+          expect(owner.userId).toMatch(/^usr_[0-9A-Z]{26}$/)
+          // The same address as a user of some account already: no second customer record.
+          w.users.set("taken@other-firm.test", { ...owner, email: "taken@other-firm.test", customerNo: "7777777" })
+          const second = (yield* preRegister("Taken@Other-Firm.test", "198.51.100.2")).waitIdx
+          const refused = yield* Effect.flip(toCustomer(w.sent, second, "Taken@Other-Firm.test"))
+          expect(refused._tag).toBe("AlreadyRegistered")
+        })
+      )
+    }
+  )
 })

@@ -105,6 +105,8 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
         )
       expect(yield* find("control_no", [x.trackNo, z.trackNo, "00000000"])).toEqual([x.trackNo])
       expect(yield* find("customer_reference", [y.billingReference, z.billingReference])).toEqual([y.trackNo])
+      // Exact: a reference that differs only in case is another reference.
+      expect(yield* find("customer_reference", [y.billingReference.toLowerCase()])).toEqual([])
       expect(yield* find("invoice_no", ["INV-Ü-1"])).toEqual([y.trackNo])
       expect(yield* find("invoice_no", [""])).toEqual([])
       expect(yield* find("any", [x.billingReference, "INV-Ü-1", z.trackNo])).toEqual([x.trackNo, y.trackNo].sort())

@@ -140,6 +140,8 @@ export const apiKey = (overrides: Partial<Account.ApiKeyRecord> = {}): Account.A
     generation: 1,
     hash: keyHash(),
     hint: `wb_${mode}_AbC1`,
+    last4: "Zz9x",
+    createdAt: baseTime,
     updatedAt: baseTime,
     ...overrides
   }

@@ -42,7 +42,8 @@ export const cases = [
   "deleteEndpoint removes the endpoint, its subscriptions, deliveries and log",
   "releaseLeases makes the owner's pending deliveries claimable at once, and only those",
   "renewLeases moves the owner's leases on the given pending deliveries, and only those",
-  "racing dispatchers send every delivery, no attempt twice, each shipment in order"
+  "racing dispatchers send every delivery, no attempt twice, each shipment in order",
+  "findEvent returns the stored event with its account, none for an unknown id"
 ] as const
 
 /** The name of one case of the suite. */
@@ -433,6 +434,25 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     )
     const after = Option.getOrThrow(yield* store.findEndpoint(e.id))
     expect([after.enabled, after.disabledReason]).toEqual([false, "failing"])
+  }),
+
+  "findEvent returns the stored event with its account, none for an unknown id": Effect.gen(function* () {
+    const { outbox, store } = yield* services
+    const appended = yield* outbox.append(Fixtures.event({ data: { note: Fixtures.awkwardText } }))
+    const found = yield* store.findEvent(appended.id)
+    expect(Option.isSome(found)).toBe(true)
+    const event = Option.getOrThrow(found)
+    expect(event).toMatchObject({
+      id: appended.id,
+      type: appended.type,
+      customerNo: appended.customerNo,
+      trackNo: appended.trackNo,
+      sequence: appended.sequence,
+      livemode: appended.livemode,
+      occurredAt: appended.occurredAt
+    })
+    expect(JSON.parse(event.dataJson)).toEqual(appended.data)
+    expect(Option.isNone(yield* store.findEvent(Fixtures.eventId()))).toBe(true)
   }),
 
   "enqueue, requeueEvent and recover queue deliveries again": Effect.gen(function* () {

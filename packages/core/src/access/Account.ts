@@ -44,6 +44,13 @@ export interface ApiKeyRecord {
   readonly hash: string
   /** The first characters of the key (`wb_live_AbC1`), safe to show and log. */
   readonly hint: string
+  /**
+   * The last 4 characters of the key (its checksum's end), shown to tell keys apart; `null` for
+   * a blank slot and for keys made before they were kept.
+   */
+  readonly last4: string | null
+  /** When the current key was made (rotation makes a new one); `null` for keys made before it was kept. */
+  readonly createdAt: number | null
   readonly updatedAt: number
 }
 
@@ -54,4 +61,11 @@ export interface ApiKeyRecord {
 export interface Principal {
   readonly account: AccountRecord
   readonly key: ApiKeyRecord
+  /**
+   * Set when the caller is a signed-in portal user's browser session rather than a key
+   * (the documents metadata endpoint only: interface 5, rule 1). `key` is then the account key
+   * the session acts under (the live key; the test key while the live one is not active), which
+   * download tickets are bound to; the activity log records the call without a key mode.
+   */
+  readonly session?: { readonly userId: string }
 }

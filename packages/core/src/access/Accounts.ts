@@ -9,9 +9,14 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type { AccountRecord, ApiKeyRecord, CancelMode, KeyMode, RateCard } from "./Account.js"
+import type { AccountRecord, ApiKeyRecord, CancelMode, KeyMode, KeyStatus, RateCard } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
+import * as Activity from "./Activity.js"
 import * as ApiKey from "./ApiKey.js"
+import * as ClientIp from "./ClientIp.js"
+import * as Sessions from "./Sessions.js"
+import { NotAllowed, RecentAuthRequired, type Viewer } from "./User.js"
+import { UserStore } from "./UserStore.js"
 import { digits, Entropy, uniformInt, DuplicateKey, Transactor } from "../shared/index.js"
 import type { KeyRing } from "../shared/index.js"
 
@@ -44,6 +49,8 @@ const issueKey = Effect.fn("Accounts.issueKey")(function* (customerNo: string, m
     generation,
     hash: yield* ApiKey.hash(key),
     hint: ApiKey.hint(Redacted.value(key)),
+    last4: ApiKey.last4(Redacted.value(key)),
+    createdAt: now,
     updatedAt: now
   }
   return { key, record }
@@ -133,6 +140,45 @@ export const showAccount = Effect.fn("Accounts.showAccount")(function* (customer
   return { account, keys, linkedAccounts: children }
 })
 
+/** One key slot as the portal shows it; nothing in it is secret. */
+export interface KeySlot {
+  readonly mode: KeyMode
+  /** `blank` when the slot holds no key. */
+  readonly status: KeyStatus
+  /** The last 4 characters of the current key; `null` for a blank slot or a key made before they were kept. */
+  readonly last4: string | null
+  /** When the current key was made; `null` when unknown (blank, or made before it was kept). */
+  readonly createdAt: number | null
+  /**
+   * The latest call made with the current key that the activity log still holds (30 days), the
+   * refused ones included; `null` when none.
+   */
+  readonly lastUsedAt: number | null
+}
+
+/** The slot order of {@link keySlots}: production first. */
+const slotModes: ReadonlyArray<KeyMode> = ["live", "test"]
+
+/**
+ * The account's two key slots, production (`live`) then test, each with its status, the last
+ * characters and creation time of its key, and when the key was last used (from the activity
+ * log). A slot never filled is `blank`.
+ */
+export const keySlots = Effect.fn("Accounts.keySlots")(function* (customerNo: string) {
+  yield* requireAccount(customerNo)
+  const keys = yield* Effect.flatMap(AccountStore, (s) => s.listKeys(customerNo))
+  return yield* Effect.forEach(slotModes, (mode) =>
+    Effect.gen(function* () {
+      const key = keys.find((k) => k.mode === mode)
+      if (key === undefined || key.status === "blank") {
+        return { mode, status: "blank", last4: null, createdAt: null, lastUsedAt: null } satisfies KeySlot
+      }
+      const lastUsedAt = yield* Activity.lastUsed(customerNo, mode, key.createdAt)
+      return { mode, status: key.status, last4: key.last4, createdAt: key.createdAt, lastUsedAt } satisfies KeySlot
+    })
+  )
+})
+
 export type AccountsRequirements = AccountStore | Transactor | Entropy | KeyRing
 
 /** Account settings an operator may change. */
@@ -163,4 +209,85 @@ export const linkAccounts = Effect.fn("Accounts.linkAccounts")(function* (parent
   yield* requireAccount(parent)
   yield* requireAccount(child)
   yield* Effect.flatMap(AccountStore, (s) => s.linkAccount(parent, child))
+})
+
+/** Allowlist entries that are not an IP address or CIDR (the rule of `account set --allow-ip`). */
+export class InvalidAllowlist extends Schema.TaggedError<InvalidAllowlist>()("InvalidAllowlist", {
+  entries: Schema.Array(Schema.String),
+  message: Schema.String
+}) {}
+
+/** The most entries an allowlist may hold (a longer one is a mistake, and every request checks it). */
+export const MAX_ALLOWLIST = 100
+
+/**
+ * Reads an allowlist as a person types it: one address or CIDR per line (commas and blanks also
+ * separate), empty lines dropped, duplicates kept once. `invalid` lists what is neither an IP
+ * address nor a CIDR by `ClientIp.parseCidr`, the rule every check of the allowlist uses.
+ */
+export const parseIpAllowlist = (
+  text: string
+): { readonly entries: ReadonlyArray<string>; readonly invalid: ReadonlyArray<string> } => {
+  const tokens = text
+    .split(/[\s,]+/)
+    .map((t) => t.trim())
+    .filter((t) => t !== "")
+  const entries = [...new Set(tokens)]
+  return { entries, invalid: entries.filter((e) => Option.isNone(ClientIp.parseCidr(e))) }
+}
+
+/**
+ * The viewer's account, if the viewer is an owner of it as stored now (a role changed since the
+ * session began counts), else {@link NotAllowed}.
+ */
+const requireOwner = (viewer: Viewer, action: string) =>
+  Effect.gen(function* () {
+    const user = yield* Effect.flatMap(UserStore, (s) => s.findUser(viewer.customerNo, viewer.userId))
+    if (Option.isNone(user) || user.value.role !== "owner")
+      return yield* new NotAllowed({ reason: "not-owner", message: `Only an owner of the account can ${action}.` })
+  })
+
+/**
+ * Regenerates a key of the viewer's account (the portal's "Regenerate"): owners only, with the
+ * password entered in the last 10 minutes (`Sessions.isRecent`). The new key is returned once;
+ * the old key and every download link issued under it stop working at once ({@link rotateKey}).
+ */
+export const regenerateKey = Effect.fn("Accounts.regenerateKey")(function* (viewer: Viewer, mode: KeyMode) {
+  yield* requireOwner(viewer, "regenerate keys")
+  if (!Sessions.isRecent(viewer, yield* Clock.currentTimeMillis)) return yield* new RecentAuthRequired()
+  // Eight colliding keys in a row is not a state a person can act on: a defect.
+  return yield* rotateKey(viewer.customerNo, mode).pipe(Effect.catchTag("DuplicateKey", (e) => Effect.die(e)))
+})
+
+/** Disables or enables a key of the viewer's account: owners only ({@link setKeyStatus}). */
+export const changeKeyStatus = Effect.fn("Accounts.changeKeyStatus")(function* (
+  viewer: Viewer,
+  mode: KeyMode,
+  status: "active" | "disabled"
+) {
+  yield* requireOwner(viewer, "disable or enable keys")
+  return yield* setKeyStatus(viewer.customerNo, mode, status).pipe(
+    Effect.catchTag("DuplicateKey", (e) => Effect.die(e))
+  )
+})
+
+/**
+ * Replaces the viewer's account's IP allowlist: owners only; every entry must be an IP address
+ * or CIDR ({@link parseIpAllowlist}'s rule), at most {@link MAX_ALLOWLIST}. An empty list lets
+ * every address in.
+ */
+export const setIpAllowlist = Effect.fn("Accounts.setIpAllowlist")(function* (
+  viewer: Viewer,
+  entries: ReadonlyArray<string>
+) {
+  yield* requireOwner(viewer, "change the IP allowlist")
+  const invalid = entries.filter((e) => Option.isNone(ClientIp.parseCidr(e)))
+  if (invalid.length > 0)
+    return yield* new InvalidAllowlist({
+      entries: invalid,
+      message: `Not an IP address or CIDR: ${invalid.join(", ")}`
+    })
+  if (entries.length > MAX_ALLOWLIST)
+    return yield* new InvalidAllowlist({ entries: [], message: `Use at most ${MAX_ALLOWLIST} entries.` })
+  return yield* updateAccount(viewer.customerNo, { ipAllowlist: [...entries] })
 })

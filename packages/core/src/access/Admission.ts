@@ -27,6 +27,7 @@ import {
   WaybillConfig
 } from "../shared/index.js"
 import type { AccountStore } from "./AccountStore.js"
+import type { UserStore } from "./UserStore.js"
 import * as Credentials from "./Credentials.js"
 import * as IpBlocks from "./IpBlocklist.js"
 import { RateLimiter } from "./RateLimiter.js"
@@ -121,14 +122,18 @@ const limit = (policy: Policy, bucket: string, rule: RateLimitRule) =>
 
 /**
  * Admits an authenticated request: the account's IP allowlist, then the per-key limit
- * (`limits.perKey`; a live and a test key count apart). Untraced: it runs on every booking.
+ * (`limits.perKey`; a live and a test key count apart, and a portal session per user).
+ * Untraced: it runs on every booking.
  */
 export const admitKey = Effect.fnUntraced(function* (principal: Principal, client: Option.Option<ClientIp.Address>) {
   if (!allowlisted(principal.account, client)) {
     return yield* new IpNotAllowed({ customerNo: principal.account.customerNo })
   }
   const config = yield* WaybillConfig
-  yield* limit("key", `${KEY_BUCKET}${principal.key.id}`, config.limits.perKey)
+  // A browser session counts on its own (per user), not against the key it acts under: a person
+  // reading documents in a browser cannot use up an integration's budget, nor the reverse.
+  const bucket = principal.session === undefined ? principal.key.id : `session:${principal.session.userId}`
+  yield* limit("key", `${KEY_BUCKET}${bucket}`, config.limits.perKey)
 })
 
 /**
@@ -151,7 +156,7 @@ export type AdmitError =
   | StorageError
 
 /** What the door reads: blocks, keys, secrets, counters and limits. */
-export type AdmitRequirements = IpBlocks.IpBlocklist | AccountStore | KeyRing | RateLimiter | WaybillConfig
+export type AdmitRequirements = IpBlocks.IpBlocklist | AccountStore | KeyRing | RateLimiter | WaybillConfig | UserStore
 
 /** What the door is given: the client address and the credential the precedence rules found. */
 export interface AdmitInput {

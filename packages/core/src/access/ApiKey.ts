@@ -58,6 +58,12 @@ export const parse = (key: string): Option.Option<KeyMode> => {
 /** The part of a key that is safe to show and log (`wb_live_AbCd`). */
 export const hint = (key: string): string => key.slice(0, "wb_live_".length + 4)
 
+/**
+ * The last 4 characters of a key, shown to tell keys apart. They are the end of the checksum,
+ * not of the random body: showing them narrows a 256-bit secret by at most about 24 bits.
+ */
+export const last4 = (key: string): string => key.slice(-4)
+
 /** A fresh key of the given mode from the Entropy port (rejection sampling keeps base62 uniform). */
 export const generate = (mode: KeyMode): Effect.Effect<Redacted.Redacted<string>, never, Entropy> =>
   Effect.gen(function* () {

@@ -9,11 +9,14 @@
  * each endpoint has its own ordered list of places to look.
  */
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { AccountRecord, ApiKeyRecord, Principal } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
 import * as ApiKey from "./ApiKey.js"
+import * as Sessions from "./Sessions.js"
+import type { UserStore } from "./UserStore.js"
 import { InvalidCredential, MissingCredential, type StorageError, constantTimeEqual, KeyRing } from "../shared/index.js"
 
 /** Where a credential was found; kept for logs and for `Cache-Control: no-store` on query keys. */
@@ -23,6 +26,8 @@ export type Resolution =
   | { readonly _tag: "None" }
   | { readonly _tag: "Found"; readonly token: Redacted.Redacted<string>; readonly source: Source }
   | { readonly _tag: "Invalid"; readonly reason: "malformed-header" | "duplicate" }
+  /** A portal session's token from its cookie (documents metadata only; see {@link orSession}). */
+  | { readonly _tag: "Session"; readonly token: Redacted.Redacted<string> }
 
 const NONE: Resolution = { _tag: "None" }
 
@@ -78,10 +83,62 @@ export const documentsPlaces = (
   { source: "query.token", values: query("token") }
 ]
 
+/**
+ * The browser session as the last place (interface 5, rule 1; DECISIONS.md): only when the
+ * request carries no credential at all. The Authorization header always wins (it is resolved
+ * first and never falls back), and so does a key in the form or query: a key is the credential
+ * the caller chose, a cookie is one the browser sends by itself. An empty cookie counts as none.
+ */
+export const orSession = (resolution: Resolution, sessionToken: string | undefined): Resolution =>
+  resolution._tag === "None" && sessionToken !== undefined && sessionToken !== ""
+    ? { _tag: "Session", token: Redacted.make(sessionToken) }
+    : resolution
+
+/**
+ * The principal of a live portal session: the session's account, acting under its live key (the
+ * test key while the live one is not active), so download tickets are bound to a key's
+ * generation like any key's and die when that key is regenerated or disabled. The live key,
+ * because a person signed in to the portal stands for the account itself, not for one
+ * integration's test traffic; falling back to the test key matches the portal's own links
+ * (`Documents.linksFor`). A dead session, an unknown account, or no active key: invalid.
+ */
+const sessionPrincipal = (token: Redacted.Redacted<string>) =>
+  Effect.gen(function* () {
+    const viewer = yield* Sessions.authenticate(token)
+    if (Option.isNone(viewer)) return yield* new InvalidCredential({ reason: "session" })
+    const customerNo = viewer.value.customerNo
+    const store = yield* AccountStore
+    const account = yield* store.findAccount(customerNo)
+    if (Option.isNone(account)) return yield* new InvalidCredential({ reason: "session" })
+    for (const mode of ["live", "test"] as const) {
+      const key = yield* store.findKey(customerNo, mode)
+      if (Option.isSome(key) && key.value.status === "active") {
+        const principal: Principal = {
+          account: account.value,
+          key: key.value,
+          session: { userId: viewer.value.userId }
+        }
+        yield* FiberRef.set(identified, Option.some(principal))
+        return principal
+      }
+    }
+    return yield* new InvalidCredential({ reason: "session" })
+  })
+
 /** Cancel, quote and track, after the header: query `key`. */
 export const queryKeyPlaces = (query: (name: string) => ReadonlyArray<string>): ReadonlyArray<Candidate> => [
   { source: "query.key", values: query("key") }
 ]
+
+/**
+ * The account and key whose full key this fiber presented, once {@link authenticate} matched it,
+ * whether or not the call then went on: a disabled key, the IP allowlist or a limit may still
+ * refuse it. What the HTTP layer reads after the answer to record the call in the account's
+ * activity log (`Activity`); none when no key of an account was presented.
+ */
+export const identified: FiberRef.FiberRef<Option.Option<Principal>> = FiberRef.unsafeMake<Option.Option<Principal>>(
+  Option.none()
+)
 
 /**
  * Turns a resolution into the principal it names. Missing -> MissingCredential; everything else
@@ -89,10 +146,11 @@ export const queryKeyPlaces = (query: (name: string) => ReadonlyArray<string>): 
  */
 export const authenticate = (
   resolution: Resolution
-): Effect.Effect<Principal, MissingCredential | InvalidCredential | StorageError, AccountStore | KeyRing> =>
+): Effect.Effect<Principal, MissingCredential | InvalidCredential | StorageError, AccountStore | KeyRing | UserStore> =>
   Effect.gen(function* () {
     if (resolution._tag === "None") return yield* new MissingCredential()
     if (resolution._tag === "Invalid") return yield* new InvalidCredential({ reason: resolution.reason })
+    if (resolution._tag === "Session") return yield* sessionPrincipal(resolution.token)
     const token = resolution.token
     const mode = ApiKey.parse(Redacted.value(token))
     if (Option.isNone(mode)) return yield* new InvalidCredential({ reason: "malformed-key" })
@@ -114,6 +172,7 @@ export const authenticate = (
       return yield* new InvalidCredential({ reason: "unknown" })
     }
     const { key, account } = found.value
+    yield* FiberRef.set(identified, Option.some({ account, key }))
     if (key.status !== "active") {
       return yield* new InvalidCredential({ reason: key.status === "blank" ? "blank" : "disabled" })
     }

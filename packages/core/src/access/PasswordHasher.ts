@@ -3,8 +3,8 @@
  *
  * Password hashing as a port. The decided hash is scrypt (N=2^17, r=8, p=1), which WebCrypto
  * does not offer, so core (pure, Web-standard APIs only) cannot compute it: the host provides it
- * (the example host's `src/password.ts` over `node:crypto`, with a concurrency cap because each
- * hash takes 128 MiB and a noticeable slice of a CPU). Hashes are self-describing strings
+ * (`@waybill/password-scrypt` over `node:crypto`, with a concurrency cap because each hash takes
+ * 128 MiB and a noticeable slice of a CPU). Hashes are self-describing strings
  * (`$scrypt$ln=17,r=8,p=1$<salt>$<hash>`), so parameters can change without a migration.
  */
 import * as Context from "effect/Context"

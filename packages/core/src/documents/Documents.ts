@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Principal, ClientIp } from "../access/index.js"
+import type { ApiKeyRecord, KeyMode, Principal, ClientIp } from "../access/index.js"
 import { AccountStore, Credentials, IpBlocklist as IpBlocks, Abuse, Admission } from "../access/index.js"
 import { BlobStore, type OpenBlob } from "./BlobStore.js"
 import { WaybillConfig, type DocumentLimits, Entropy, Page, Transactor, Ulid } from "../shared/index.js"
@@ -244,6 +244,80 @@ export const lookup = Effect.fn("Documents.lookup")(function* (input: LookupInpu
     documents: list.map((document) => ({ document, ticket: tickets[next++]! }))
   }))
   return { principal, orders: out }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Links for a person of the account (the portal)
+
+/** Where the API serves a ticket's file: `${downloadPath}?ticket=...` (relative to the API's origin). */
+export const downloadPath = "/api/v1/order/docs/download/"
+
+/** One visible document of an order with a ticket that downloads it through the API. */
+export interface DocumentLink {
+  readonly document: DocumentRecord
+  readonly ticket: string
+  /** `downloadPath` with the ticket in the query, ready to prefix with the API's origin. */
+  readonly path: string
+}
+
+/** The links of one order, and the key they were issued under. */
+export interface DocumentLinks {
+  /**
+   * Which of the account's keys the tickets are bound to: the live key while it is active, else
+   * the test key while that one is; null when neither is (no links then: a download checks the
+   * key, so a ticket without an active key could never open).
+   */
+  readonly keyMode: KeyMode | null
+  /** When every ticket of the answer dies at the latest (epoch ms), null without links. */
+  readonly expiresAt: number | null
+  readonly links: ReadonlyArray<DocumentLink>
+}
+
+/**
+ * Download links for the visible documents of one of the account's orders, for a signed-in
+ * person of the account (`viewer` is the portal's `Viewer`, or anything with its customer
+ * number). The tickets are the API's: sealed the same way, for the same time
+ * (`documents.ticketTtlMinutes`), bound to one document version and to the account's live key
+ * generation (the test key's while the live key is not active), and checked by the same
+ * `download`: regenerating or disabling that key kills every link issued under it at once, a
+ * new document version kills the link to the old one, and the account's IP allowlist applies
+ * to the download. Only the account's own orders (linked child accounts are not included): an
+ * unknown order and another account's are both `ShipmentNotFound`.
+ */
+export const linksFor = Effect.fn("Documents.linksFor")(function* (
+  viewer: { readonly customerNo: string },
+  trackNo: string
+) {
+  const customerNo = viewer.customerNo
+  const store = yield* DocumentStore
+  const order = yield* store.findOrder(trackNo)
+  if (Option.isNone(order) || order.value.customerNo !== customerNo) return yield* new ShipmentNotFound({ trackNo })
+  const documents = visible(order.value, yield* store.listCurrent([trackNo]))
+  const accounts = yield* AccountStore
+  const account = yield* accounts.findAccount(customerNo)
+  let key: ApiKeyRecord | undefined
+  for (const mode of ["live", "test"] as const) {
+    const found = yield* accounts.findKey(customerNo, mode)
+    if (Option.isSome(found) && found.value.status === "active") {
+      key = found.value
+      break
+    }
+  }
+  if (Option.isNone(account) || key === undefined || documents.length === 0)
+    return { keyMode: key?.mode ?? null, expiresAt: null, links: [] } satisfies DocumentLinks
+  const principal: Principal = { account: account.value, key }
+  const limits = (yield* WaybillConfig).documents
+  const expiresAt = (yield* Clock.currentTimeMillis) + limits.ticketTtlMinutes * 60_000
+  const tickets = yield* Ticket.sealAll(documents.map((d) => claimsOf(principal, d, expiresAt)))
+  return {
+    keyMode: key.mode,
+    expiresAt,
+    links: documents.map((document, i) => ({
+      document,
+      ticket: tickets[i]!,
+      path: `${downloadPath}?ticket=${tickets[i]!}`
+    }))
+  } satisfies DocumentLinks
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,16 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { AccountRecord, ApiKeyRecord, KeyMode } from "../access/index.js"
-import { AccountNotFound, AccountStore, ApiKey, ClientIp, PasswordHasher, RateLimiter } from "../access/index.js"
+import {
+  AccountNotFound,
+  AccountStore,
+  ApiKey,
+  ClientIp,
+  PasswordHasher,
+  PasswordPolicy,
+  RateLimiter,
+  UserStore
+} from "../access/index.js"
 import * as BusinessEmail from "./BusinessEmail.js"
 import {
   type ProvisioningLimits,
@@ -36,11 +45,11 @@ import {
   utf8,
   KeyRing,
   type KeySecret,
+  Ulid,
   Mailer,
   type MailerShape,
   Transactor
 } from "../shared/index.js"
-import * as PasswordPolicy from "./PasswordPolicy.js"
 import {
   type Profile,
   ProvisioningStore,
@@ -105,6 +114,7 @@ export class VerificationMailFailed extends Schema.TaggedError<VerificationMailF
 
 export type ProvisioningRequirements =
   | ProvisioningStore
+  | UserStore
   | PaymentEnablementStore
   | AccountStore
   | Transactor
@@ -313,7 +323,7 @@ export const preRegister = Effect.fn("Provisioning.preRegister")(function* (inpu
           : "email_address is not a valid e-mail address."
     })
   const email = checked.email
-  const weak = PasswordPolicy.check(Redacted.value(input.password), email)
+  const weak = PasswordPolicy.check(Redacted.value(input.password), { email: email.address })
   if (weak !== undefined) return yield* new ProvisioningInvalid({ message: PasswordPolicy.describe(weak) })
 
   yield* limitClient(input.client, "registration")
@@ -540,10 +550,11 @@ export interface Started {
 }
 
 /**
- * `start`: creates the customer record (no keys, no user yet); repeated calls return the same
- * number. The machine gets a fresh number; when it accepts it, the account is inserted in the
- * same transaction (a taken number retries with another). An address that already has a
- * customer record gets `AlreadyRegistered`.
+ * `start`: creates the customer record (no keys yet) and its owner user (the registrant, with
+ * the registration's password hash); repeated calls return the same number. The machine gets a
+ * fresh number; when it accepts it, the account and the user are inserted in the same
+ * transaction (a taken number retries with another). An address that already has a customer
+ * record, or already signs in as a user of any account, gets `AlreadyRegistered`.
  */
 export const start = Effect.fn("Provisioning.start")(function* (input: { readonly validationKey: string }) {
   const accounts = yield* AccountStore
@@ -567,6 +578,24 @@ export const start = Effect.fn("Provisioning.start")(function* (input: { readonl
             createdAt: now
           }
           yield* accounts.insertAccount(account)
+          // The registrant becomes the account's owner user, signing in to the portal with the
+          // password given at pre-register. One sign-in name is one user across all accounts.
+          const owner = yield* Effect.flatMap(UserStore, (users) =>
+            Effect.flatMap(Ulid.make, (id) =>
+              users.insertUser({
+                userId: `usr_${id}`,
+                customerNo: outcome.customerNo,
+                email: record.email,
+                role: "owner",
+                passwordHash: record.passwordHash,
+                passwordVersion: 1,
+                passwordChangedAt: now,
+                invitedBy: null,
+                createdAt: now
+              })
+            )
+          )
+          if (!owner) return yield* new AlreadyRegistered()
           return record
         })
     )
@@ -590,6 +619,8 @@ const issueKey = (customerNo: string, mode: KeyMode, now: number) =>
       generation: 1,
       hash: yield* ApiKey.hash(key),
       hint: ApiKey.hint(Redacted.value(key)),
+      last4: ApiKey.last4(Redacted.value(key)),
+      createdAt: now,
       updatedAt: now
     }
     return { key, record }
@@ -858,4 +889,32 @@ export const primaryUser = Effect.fn("Provisioning.primaryUser")(function* (cust
     profile: r.profile,
     registeredAt: r.createdAt
   }))
+})
+
+/** The account's details as the portal's Account page shows them. */
+export interface AccountProfile {
+  readonly customerNo: string
+  /** The company name (step1's, or the name an operator gave). */
+  readonly name: string
+  /** The registration's e-mail; absent for an account made by an operator. */
+  readonly email?: string
+  /** What step1 and step2 entered; absent for an account made by an operator. */
+  readonly profile?: Profile
+  readonly createdAt: number
+}
+
+/**
+ * The account's details, read-only: the account's name, and the registration profile (contact,
+ * local and billing address) when provisioning made the account.
+ */
+export const accountProfile = Effect.fn("Provisioning.accountProfile")(function* (customerNo: string) {
+  const account = yield* Effect.flatMap(AccountStore, (s) => s.findAccount(customerNo))
+  if (Option.isNone(account)) return yield* new AccountNotFound({ customerNo })
+  const found = yield* Effect.flatMap(ProvisioningStore, (s) => s.findByCustomerNo(customerNo))
+  return {
+    customerNo,
+    name: account.value.name,
+    createdAt: account.value.createdAt,
+    ...(Option.isSome(found) ? { email: found.value.email, profile: found.value.profile } : {})
+  } satisfies AccountProfile
 })

@@ -5,6 +5,5 @@
  */
 export * as Registration from "./Registration.js"
 export * as BusinessEmail from "./BusinessEmail.js"
-export * as PasswordPolicy from "./PasswordPolicy.js"
 export * as Provisioning from "./Provisioning.js"
 export { ProvisioningStore } from "./ProvisioningStore.js"

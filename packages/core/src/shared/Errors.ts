@@ -16,7 +16,7 @@ export class MissingCredential extends Schema.TaggedError<MissingCredential>()("
  * client always sees the same answer so keys cannot be probed.
  */
 export class InvalidCredential extends Schema.TaggedError<InvalidCredential>()("InvalidCredential", {
-  reason: Schema.Literal("malformed-header", "malformed-key", "unknown", "disabled", "blank", "duplicate")
+  reason: Schema.Literal("malformed-header", "malformed-key", "unknown", "disabled", "blank", "duplicate", "session")
 }) {}
 
 /** The request cannot be interpreted at all (bad JSON, wrong shape, too many shipments). */

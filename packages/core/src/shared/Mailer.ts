@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { button, code, codeBlock, type Html, mailHtml, markup, note, paragraph } from "./Look.js"
 
 /** The verification e-mail of account provisioning: a one-time code and a link (interface 3). */
 export interface VerificationMessage {
@@ -36,7 +37,29 @@ export interface WebhookDisabledMessage {
   readonly reason: "gone" | "failing"
 }
 
-export type MailMessage = VerificationMessage | WebhookDisabledMessage
+/** An invitation to join an account: a one-time link to a page that sets the new user's password. */
+export interface InviteMessage {
+  readonly _tag: "Invite"
+  readonly to: string
+  /** The company name, or the customer number. */
+  readonly accountName: string
+  /** The inviter's e-mail; absent when an operator invited. */
+  readonly invitedBy?: string
+  readonly link: Redacted.Redacted<string>
+  /** Epoch ms: end of the link's window. */
+  readonly expiresAt: number
+}
+
+/** A password reset: a one-time link to a page that sets a new password. */
+export interface PasswordResetMessage {
+  readonly _tag: "PasswordReset"
+  readonly to: string
+  readonly link: Redacted.Redacted<string>
+  /** Epoch ms: end of the link's window. */
+  readonly expiresAt: number
+}
+
+export type MailMessage = VerificationMessage | WebhookDisabledMessage | InviteMessage | PasswordResetMessage
 
 /** Delivery failed (connection, refusal, disk). The cause is for logs; the message is for operators. */
 export class MailFailed extends Schema.TaggedError<MailFailed>()("MailFailed", {
@@ -51,7 +74,7 @@ export interface MailerShape {
 /** The outgoing e-mail port. Optional for the handler: without it provisioning is switched off. */
 export class Mailer extends Context.Tag("@waybill/core/Mailer")<Mailer, MailerShape>() {}
 
-/** A message as text: what every adapter sends. */
+/** A message rendered: what every adapter sends, as text and HTML alternatives. */
 export interface Rendered {
   readonly to: string
   readonly subject: string
@@ -59,59 +82,178 @@ export interface Rendered {
   readonly html: string
 }
 
-const escapeHtml = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+/**
+ * A moment as people read it in an e-mail, in UTC (the server does not know the reader's zone):
+ * `2027-01-15 08:30 UTC`.
+ */
+export const formatTime = (epochMs: number): string => {
+  const iso = new Date(epochMs).toISOString()
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
+}
 
-/** Renders a message. The only place the code and link leave their `Redacted` wrapper. */
-export const render = (message: MailMessage): Rendered => {
-  if (message._tag === "WebhookDisabled") {
-    const why =
-      message.reason === "gone"
-        ? "it answered 410 Gone, which says it will never accept deliveries again"
-        : "every delivery to it failed for 5 days"
-    return {
-      to: message.to,
-      subject: "A webhook endpoint was disabled",
-      text: [
-        `Waybill stopped delivering events to your webhook endpoint ${message.endpointId}`,
-        `(${message.url}) because ${why}.`,
-        "",
-        "Events are kept for 30 days. Fix the endpoint, enable it again, and recover what it missed."
-      ].join("\n"),
-      html: [
-        `<p>Waybill stopped delivering events to your webhook endpoint <code>${escapeHtml(message.endpointId)}</code>`,
-        ` (${escapeHtml(message.url)}) because ${escapeHtml(why)}.</p>`,
-        "<p>Events are kept for 30 days. Fix the endpoint, enable it again, and recover what it missed.</p>"
-      ].join("")
-    }
-  }
-  const code = Redacted.value(message.code)
+/**
+ * A value given by a user (an account name, an address) on one line: control characters and line
+ * breaks become spaces, so it cannot start a new line of the text part or a header of the subject.
+ */
+const oneLine = (s: string): string =>
+  // eslint-disable-next-line no-control-regex
+  s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").trim()
+
+/** Under each button: the link written out, for clients that do not render the button. */
+const LINK_FALLBACK = "If the button does not work, copy this address into your browser:"
+
+/** The text and HTML of one message. */
+interface Parts {
+  readonly subject: string
+  readonly preheader: string
+  readonly title: string
+  readonly text: ReadonlyArray<string>
+  readonly body: Html
+}
+
+const verification = (message: VerificationMessage): Parts => {
+  const otp = Redacted.value(message.code)
   const link = Redacted.value(message.link)
-  const codeMinutes = new Date(message.codeExpiresAt).toISOString()
-  const linkMinutes = new Date(message.linkExpiresAt).toISOString()
+  const codeUntil = formatTime(message.codeExpiresAt)
+  const linkUntil = formatTime(message.linkExpiresAt)
   return {
-    to: message.to,
     subject: "Verify your e-mail address",
+    title: "Verify your e-mail address",
+    preheader: "Your verification code and link for your Waybill account.",
     text: [
       "Your verification code is:",
       "",
-      `    ${code}`,
+      `    ${otp}`,
       "",
-      `It is valid until ${codeMinutes} (UTC) and works once.`,
+      `It is valid until ${codeUntil} and works once.`,
       "",
       "Or open this link and confirm:",
       link,
-      `The link is valid until ${linkMinutes} (UTC).`,
+      `The link is valid until ${linkUntil}.`,
       "",
       "If you did not ask for an account, ignore this message."
-    ].join("\n"),
-    html: [
-      "<p>Your verification code is:</p>",
-      `<p style="font-size:24px;font-family:monospace" id="verify-code">${escapeHtml(code)}</p>`,
-      `<p>It is valid until ${escapeHtml(codeMinutes)} (UTC) and works once.</p>`,
-      `<p>Or <a href="${escapeHtml(link)}" id="verify-link">open this link and confirm</a>.`,
-      ` The link is valid until ${escapeHtml(linkMinutes)} (UTC).</p>`,
-      "<p>If you did not ask for an account, ignore this message.</p>"
-    ].join("")
+    ],
+    body: markup`${paragraph(markup`Your verification code is:`)}${codeBlock({ text: otp, id: "verify-code" })}${note(
+      markup`It is valid until ${codeUntil} and works once.`
+    )}${paragraph(markup`Or confirm with the link:`)}${button({
+      href: link,
+      label: "Confirm my e-mail address",
+      id: "verify-link"
+    })}${note(markup`The link is valid until ${linkUntil}. ${LINK_FALLBACK}<br>${code(link)}`)}${note(
+      markup`If you did not ask for an account, ignore this message.`
+    )}`
+  }
+}
+
+const webhookDisabled = (message: WebhookDisabledMessage): Parts => {
+  const why =
+    message.reason === "gone"
+      ? "it answered 410 Gone, which says it will never accept deliveries again"
+      : "every delivery to it failed for 5 days"
+  return {
+    subject: "A webhook endpoint was disabled",
+    title: "A webhook endpoint was disabled",
+    preheader: `Waybill stopped delivering events to ${oneLine(message.url)}.`,
+    text: [
+      `Waybill stopped delivering events to your webhook endpoint ${message.endpointId}`,
+      `(${oneLine(message.url)}) because ${why}.`,
+      "",
+      "Events are kept for 30 days. Fix the endpoint, enable it again, and recover what it missed."
+    ],
+    body: markup`${paragraph(
+      markup`Waybill stopped delivering events to your webhook endpoint ${code(message.endpointId)} (${code(
+        message.url
+      )}) because ${why}.`
+    )}${paragraph(markup`Events are kept for 30 days. Fix the endpoint, enable it again, and recover what it missed.`)}`
+  }
+}
+
+const invite = (message: InviteMessage): Parts => {
+  const link = Redacted.value(message.link)
+  const account = oneLine(message.accountName)
+  const by = message.invitedBy === undefined ? undefined : oneLine(message.invitedBy)
+  const until = formatTime(message.expiresAt)
+  const who = by === undefined ? "You are invited" : `${by} invited you`
+  return {
+    subject: `You are invited to ${account} on Waybill`,
+    title: `Join ${account} on Waybill`,
+    preheader: `${who} to the Waybill account of ${account}.`,
+    text: [
+      `${who} to the Waybill account of ${account}.`,
+      "",
+      "Open this link to choose your password and sign in:",
+      link,
+      "",
+      `The link is valid until ${until} and works once.`,
+      "",
+      "If you did not expect this invitation, ignore this message: nothing happens until you choose a password."
+    ],
+    body: markup`${paragraph(
+      by === undefined
+        ? markup`You are invited to the Waybill account of <strong>${account}</strong>.`
+        : markup`${code(by)} invited you to the Waybill account of <strong>${account}</strong>.`
+    )}${paragraph(markup`Choose your password to sign in:`)}${button({
+      href: link,
+      label: "Choose my password",
+      id: "invite-link"
+    })}${note(markup`The link is valid until ${until} and works once. ${LINK_FALLBACK}<br>${code(link)}`)}${note(
+      markup`If you did not expect this invitation, ignore this message: nothing happens until you choose a password.`
+    )}`
+  }
+}
+
+const passwordReset = (message: PasswordResetMessage): Parts => {
+  const link = Redacted.value(message.link)
+  const until = formatTime(message.expiresAt)
+  return {
+    subject: "Reset your Waybill password",
+    title: "Reset your password",
+    preheader: "A link to choose a new password for your Waybill account.",
+    text: [
+      "Someone, probably you, asked to reset the password of your Waybill account.",
+      "",
+      "Open this link to choose a new password:",
+      link,
+      "",
+      `The link is valid until ${until} and works once. Choosing a new password signs you out everywhere.`,
+      "",
+      "If you did not ask for this, ignore this message: your password stays as it is."
+    ],
+    body: markup`${paragraph(
+      markup`Someone, probably you, asked to reset the password of your Waybill account.`
+    )}${button({ href: link, label: "Choose a new password", id: "reset-link" })}${note(
+      markup`The link is valid until ${until} and works once. Choosing a new password signs you out everywhere. ${LINK_FALLBACK}<br>${code(
+        link
+      )}`
+    )}${note(markup`If you did not ask for this, ignore this message: your password stays as it is.`)}`
+  }
+}
+
+const partsOf = (message: MailMessage): Parts => {
+  switch (message._tag) {
+    case "Verification":
+      return verification(message)
+    case "WebhookDisabled":
+      return webhookDisabled(message)
+    case "Invite":
+      return invite(message)
+    case "PasswordReset":
+      return passwordReset(message)
+  }
+}
+
+/**
+ * Renders a message as text and HTML (in the shared look, `Look.mailHtml`). The only place the
+ * code and link leave their `Redacted` wrapper. Every value lands escaped in its text node or
+ * attribute; the HTML keeps ids for scripts and tests (`verify-code`, `verify-link`,
+ * `invite-link`, `reset-link`).
+ */
+export const render = (message: MailMessage): Rendered => {
+  const parts = partsOf(message)
+  return {
+    to: message.to,
+    subject: oneLine(parts.subject),
+    text: parts.text.join("\n"),
+    html: mailHtml({ title: parts.title, preheader: parts.preheader, body: parts.body })
   }
 }

@@ -115,3 +115,22 @@ export const requestMetrics = (route: string, status: number): RequestMetrics =>
   }
   return found
 }
+
+/** Why recorded API calls (the account activity log) were lost before reaching storage. */
+export type ActivityLoss = "buffer_full" | "write_failed"
+
+const activityDropped = counterKey(
+  "waybill_activity_dropped_total",
+  "API calls not written to the account activity log, by reason (buffer_full, write_failed)."
+)
+
+/** Activity entries lost: the recorder's buffer was full, or a batch could not be written. */
+export const activityDroppedBy: Readonly<Record<ActivityLoss, Counter>> = {
+  buffer_full: keyed(activityDropped, { reason: "buffer_full" }),
+  write_failed: keyed(activityDropped, { reason: "write_failed" })
+}
+
+/** Activity entries written to storage (in batches). */
+export const activityWritten: Counter = Metric.fromMetricKey(
+  counterKey("waybill_activity_written_total", "API calls written to the account activity log.")
+)

@@ -5,6 +5,7 @@
  */
 export * as Config from "./Config.js"
 export * as JsonInput from "./JsonInput.js"
+export * as Look from "./Look.js"
 export * as Page from "./Page.js"
 export * as Ulid from "./Ulid.js"
 export * as Errors from "./Errors.js"
@@ -34,7 +35,7 @@ export {
   VersionConflict
 } from "./Errors.js"
 export { KeyRing, type KeySecret } from "./KeyRing.js"
-export { Mailer, type MailerShape } from "./Mailer.js"
+export { Mailer, type InviteMessage, type MailerShape, type MailMessage, type PasswordResetMessage } from "./Mailer.js"
 export { Transactor } from "./Transactor.js"
 export { decodeBase64, decodeBase64Url, encodeBase64, encodeBase64Url } from "./internal/base64.js"
 export { constantTimeEqual, toHex, utf8 } from "./internal/bytes.js"

@@ -14,11 +14,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Principal, ClientIp } from "../access/index.js"
-import { Abuse } from "../access/index.js"
+import type { AccountRecord, Principal, ClientIp } from "../access/index.js"
+import { Abuse, AccountStore } from "../access/index.js"
 import { VersionConflict, Transactor } from "../shared/index.js"
 import * as Lifecycle from "./Lifecycle.js"
-import { commit } from "./Operations.js"
+import { commit, ShipmentNotFound } from "./Operations.js"
 import type { ShipmentRecord } from "./Shipment.js"
 import { ShipmentStore } from "./ShipmentStore.js"
 
@@ -64,24 +64,14 @@ const cancelable = (principal: Principal, s: ShipmentRecord) =>
   s.customerNo === principal.account.customerNo && s.livemode === (principal.key.mode === "live")
 
 /**
- * The cancel use case. Races with a concurrent driver assignment are settled by the optimistic
- * version check: on a conflict the shipment is read again and the decision retaken, so exactly
- * one of the two wins and the loser gets the answer the new state calls for. The caller was
- * admitted before (`Admission.admit`: blocked address, key, allowlist, limit); then the id.
+ * Cancels a shipment already read and found to be the caller's, in the account's cancel mode.
+ * A `VersionConflict` is left to the caller, which reads again and retries.
  */
-export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) {
-  const principal = input.principal
-  const id = parseId(input.id)
-  // A miss (malformed, unknown, or not this key's) counts towards the address's abuse limit.
-  if (Option.isNone(id)) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new InvalidTrackingNumber())
-  const store = yield* ShipmentStore
-  const attempt = Effect.gen(function* () {
-    const found = yield* store.findByTrackNo(id.value)
-    if (Option.isNone(found) || !cancelable(principal, found.value)) return yield* new InvalidTrackingNumber()
-    const shipment = found.value
+const cancelLoaded = (account: AccountRecord, shipment: ShipmentRecord) =>
+  Effect.gen(function* () {
     const transition = Lifecycle.decide(shipment, Lifecycle.Cancel())
     if (Either.isLeft(transition)) return yield* transition.left
-    if (principal.account.cancelMode === "local") {
+    if (account.cancelMode === "local") {
       yield* commit(shipment, transition.right)
       return { result: "success" } as Readonly<Record<string, unknown>>
     }
@@ -96,8 +86,45 @@ export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) 
     )
     return payload
   })
+
+/**
+ * The cancel use case. Races with a concurrent driver assignment are settled by the optimistic
+ * version check: on a conflict the shipment is read again and the decision retaken, so exactly
+ * one of the two wins and the loser gets the answer the new state calls for. The caller was
+ * admitted before (`Admission.admit`: blocked address, key, allowlist, limit); then the id.
+ */
+export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) {
+  const principal = input.principal
+  const id = parseId(input.id)
+  // A miss (malformed, unknown, or not this key's) counts towards the address's abuse limit.
+  if (Option.isNone(id)) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new InvalidTrackingNumber())
+  const store = yield* ShipmentStore
+  const attempt = Effect.gen(function* () {
+    const found = yield* store.findByTrackNo(id.value)
+    if (Option.isNone(found) || !cancelable(principal, found.value)) return yield* new InvalidTrackingNumber()
+    return yield* cancelLoaded(principal.account, found.value)
+  })
   return yield* attempt.pipe(
     Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict }),
     Effect.tapErrorTag("InvalidTrackingNumber", () => Abuse.recordMiss(input.client))
   )
+})
+
+/**
+ * Cancels one of an account's shipments for a signed-in user of that account (the portal's
+ * cancel button): the same lifecycle rule, cancel mode and race handling as {@link cancel}, for
+ * live and test bookings alike (a person of the account owns both worlds; the key-mode split is
+ * a rule about API keys). Another account's shipment and an unknown tracking number give the
+ * same `ShipmentNotFound`; a shipment past `booked` gives `TransitionRejected`.
+ */
+export const cancelForAccount = Effect.fn("Cancel.cancelForAccount")(function* (customerNo: string, trackNo: string) {
+  const store = yield* ShipmentStore
+  const account = yield* Effect.flatMap(AccountStore, (s) => s.findAccount(customerNo))
+  const attempt = Effect.gen(function* () {
+    const found = TRACKING_NUMBER.test(trackNo) ? yield* store.findByTrackNo(trackNo) : Option.none()
+    if (Option.isNone(account) || Option.isNone(found) || found.value.customerNo !== customerNo)
+      return yield* new ShipmentNotFound({ trackNo })
+    return yield* cancelLoaded(account.value, found.value)
+  })
+  return yield* attempt.pipe(Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict }))
 })

@@ -135,5 +135,35 @@ export const pieceJson = (p: PieceRecord) => ({
   description: p.description
 })
 
+/** A city and state, as a list row shows where a shipment starts or ends. */
+export interface Place {
+  readonly city: string
+  readonly state: string
+}
+
+/**
+ * One row of an account's shipment list (the portal's Shipments page): what a person scans for,
+ * without the stops, pieces and contact details a detail view reads.
+ */
+export interface ShipmentSummary {
+  readonly trackNo: string
+  readonly customerNo: string
+  readonly livemode: boolean
+  readonly createdAt: number
+  readonly state: ShipmentState
+  /** The customer reference (`billing_reference`). */
+  readonly reference: string
+  /** The invoice number, "" until one is set. */
+  readonly invoice: string
+  readonly serviceType: string
+  readonly vehicleType: string
+  /** The pickup (first stop). */
+  readonly from: Place
+  /** The final delivery (last stop). */
+  readonly to: Place
+  /** The total charge in USD. */
+  readonly total: number
+}
+
 /** The stop where the shipment ends (last of the route). */
 export const destination = (s: Pick<ShipmentRecord, "stops">): StopRecord => s.stops[s.stops.length - 1]!

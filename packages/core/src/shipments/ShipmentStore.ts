@@ -8,8 +8,8 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { DuplicateKey, StorageError, VersionConflict } from "../shared/index.js"
-import type { ShipmentRecord, ShipmentState, StopStatus } from "./Shipment.js"
+import type { DuplicateKey, Page, StorageError, VersionConflict } from "../shared/index.js"
+import type { ShipmentRecord, ShipmentState, ShipmentSummary, StopStatus } from "./Shipment.js"
 
 /** A lifecycle change computed from `expectedVersion`; the store writes `expectedVersion + 1`. */
 export interface ShipmentChange {
@@ -22,12 +22,28 @@ export interface ShipmentChange {
   readonly updatedAt: number
 }
 
+/** Which of an account's shipments a search lists. */
+export interface ShipmentSearch {
+  /** Only this account's shipments; never any other's. */
+  readonly customerNo: string
+  /**
+   * When given (already trimmed, not empty): only shipments whose tracking number, customer
+   * reference or invoice number equals it, compared case-insensitively (SQL `lower`).
+   */
+  readonly q?: string | undefined
+}
+
 export interface ShipmentStoreShape {
   /** Fails with `DuplicateKey({ what: "track_no" })` when the tracking number is taken. */
   readonly insert: (shipment: ShipmentRecord) => Effect.Effect<void, DuplicateKey | StorageError>
   readonly findByTrackNo: (trackNo: string) => Effect.Effect<Option.Option<ShipmentRecord>, StorageError>
   /** Fails with `VersionConflict` when the stored version is not `expectedVersion`. */
   readonly update: (change: ShipmentChange) => Effect.Effect<ShipmentRecord, VersionConflict | StorageError>
+  /** A page of one account's shipments, newest first by `(createdAt, trackNo)`. */
+  readonly search: (
+    filter: ShipmentSearch,
+    page: Page.Request<Page.TimeKey>
+  ) => Effect.Effect<Page.Slice<ShipmentSummary>, StorageError>
 }
 
 export class ShipmentStore extends Context.Tag("@waybill/core/ShipmentStore")<ShipmentStore, ShipmentStoreShape>() {}

@@ -10,11 +10,19 @@ export * as Lifecycle from "./Lifecycle.js"
 export * as Operations from "./Operations.js"
 export * as Cancel from "./Cancel.js"
 export * as Track from "./Track.js"
+export * as Shipments from "./Shipments.js"
 export { type EventType } from "./Event.js"
 export { EventOutbox } from "./EventOutbox.js"
 export { ShipmentNotFound } from "./Operations.js"
-export { type ChargeBreakdown, type LegRecord, type ShipmentRecord, type StopRecord } from "./Shipment.js"
-export { ShipmentStore } from "./ShipmentStore.js"
+export {
+  type ChargeBreakdown,
+  type LegRecord,
+  type Place,
+  type ShipmentRecord,
+  type ShipmentSummary,
+  type StopRecord
+} from "./Shipment.js"
+export { ShipmentStore, type ShipmentSearch } from "./ShipmentStore.js"
 export {
   type ContentType,
   type DocumentKind,

@@ -180,6 +180,8 @@ export interface WebhookStoreShape {
   ) => Effect.Effect<Page.Slice<AttemptRecord>, StorageError>
   /** Makes the delivery of `eventId` to `endpointId` pending and due at `now`, creating it if needed. */
   readonly enqueue: (endpointId: string, eventId: string, now: number) => Effect.Effect<void, StorageError>
+  /** One stored event by id, whoever owns it (callers scope it by `customerNo`). */
+  readonly findEvent: (eventId: string) => Effect.Effect<Option.Option<StoredEvent>, StorageError>
   /** Every delivery of an event made pending and due again; how many. */
   readonly requeueEvent: (eventId: string, now: number) => Effect.Effect<number, StorageError>
   /**

@@ -22,7 +22,7 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as EffectSchedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import { AccountNotFound, AccountStore } from "../access/index.js"
+import { AccountNotFound, AccountStore, UserStore } from "../access/index.js"
 import type { ClientIp } from "../access/index.js"
 import {
   Entropy,
@@ -53,7 +53,6 @@ import {
   WebhookStore
 } from "./WebhookStore.js"
 import { type WebhookResponse, WebhookTransport } from "./WebhookTransport.js"
-import { ProvisioningStore } from "../provisioning/index.js"
 
 /** The event types an endpoint can select (`webhook.test` is sent on request only). */
 export const selectableTypes: ReadonlyArray<EventType> = [
@@ -80,9 +79,9 @@ export const rotationOverlapMs = 24 * 60 * 60 * 1000
 export const retentionMs = 30 * 24 * 60 * 60 * 1000
 
 /**
- * Tells the account's owner that an endpoint was disabled, by e-mail to the account's primary
- * user (known for accounts made by provisioning) when the host has a Mailer. Best effort: a
- * missing address or a failed send is logged and never stops delivery of other endpoints.
+ * Tells the account's owners that an endpoint was disabled: an e-mail to every owner user who
+ * has set a password, when the host has a Mailer. Best effort: no owner or a failed send is
+ * logged and never stops delivery of other endpoints.
  */
 const tellOwner = (
   endpoint: { readonly id: string; readonly url: string; readonly customerNo: string },
@@ -90,17 +89,20 @@ const tellOwner = (
 ) =>
   Effect.gen(function* () {
     const mailer = yield* Effect.serviceOption(Mailer)
-    const registrations = yield* Effect.serviceOption(ProvisioningStore)
-    if (Option.isNone(mailer) || Option.isNone(registrations)) return
-    const owner = yield* registrations.value.findByCustomerNo(endpoint.customerNo)
-    if (Option.isNone(owner)) return
-    yield* mailer.value.send({
-      _tag: "WebhookDisabled",
-      to: owner.value.email,
-      endpointId: endpoint.id,
-      url: endpoint.url,
-      reason
-    })
+    const users = yield* Effect.serviceOption(UserStore)
+    if (Option.isNone(mailer) || Option.isNone(users)) return
+    const owners = (yield* users.value.listUsers(endpoint.customerNo)).filter(
+      (u) => u.role === "owner" && u.passwordHash !== null
+    )
+    yield* Effect.forEach(owners, (owner) =>
+      mailer.value.send({
+        _tag: "WebhookDisabled",
+        to: owner.email,
+        endpointId: endpoint.id,
+        url: endpoint.url,
+        reason
+      })
+    )
   }).pipe(
     Effect.catchAllCause((cause) =>
       Effect.logWarning("waybill webhooks: could not tell the owner about a disabled endpoint", cause).pipe(
@@ -411,6 +413,160 @@ export const sendTest = Effect.fn("Webhooks.sendTest")(function* (id: string) {
   )
   return eventId
 })
+
+// ---------------------------------------------------------------------------------------------
+// One account's endpoints (the portal)
+
+/** An event type an endpoint can select, with the one line a person picks it by. */
+export interface CatalogEntry {
+  readonly type: EventType
+  readonly description: string
+}
+
+const descriptions: { readonly [K in EventType]: string } = {
+  "shipment.booked": "A shipment was booked.",
+  "shipment.assigned": "A driver was assigned to the shipment (or replaced by another).",
+  "shipment.unassigned": "The driver was taken off the shipment before pickup.",
+  "shipment.picked_up": "The goods were collected at the pickup.",
+  "shipment.stop_arrived": "The driver arrived at a stop.",
+  "shipment.stop_completed": "The work at an intermediate stop is done.",
+  "shipment.attempt_failed": "Delivery at a stop failed (closed, refused, ...); the reason is in data.",
+  "shipment.in_transit": "The shipment left the pickup and is on its way.",
+  "shipment.delivered": "The shipment reached its final stop.",
+  "shipment.returning": "After a failed attempt, the goods are on their way back.",
+  "shipment.returned": "The goods are back at the pickup.",
+  "shipment.canceled": "The shipment was canceled.",
+  "shipment.failed": "The shipment cannot be completed (lost, damaged, ...); the reason is in data.",
+  "document.available": "A document (a POD, a signature, ...) can be fetched for the shipment.",
+  "webhook.test": "A test event sent on request to one endpoint."
+}
+
+/**
+ * The event types an endpoint can select ({@link selectableTypes}, in that order), each with a
+ * one-line description for the form that picks them. `webhook.test` is not among them: it is
+ * sent on request only.
+ */
+export const catalog: ReadonlyArray<CatalogEntry> = selectableTypes.map((type) => ({
+  type,
+  description: descriptions[type]
+}))
+
+/** A line of the delivery log with the type of the event it sent (null when the event is gone). */
+export interface LogLine extends AttemptRecord {
+  readonly eventType: EventType | null
+}
+
+/**
+ * An endpoint of the account, or `WebhookNotFound`: another account's endpoint gets the same
+ * answer as a missing one, so endpoint ids cannot be probed. An endpoint never changes account,
+ * so the check holds for the write that follows it.
+ */
+const ownEndpoint = (customerNo: string, id: string) =>
+  Effect.flatMap(findEndpoint(id), (endpoint) =>
+    endpoint.customerNo === customerNo ? Effect.succeed(endpoint) : Effect.fail(new WebhookNotFound({ id }))
+  )
+
+/**
+ * The endpoint use cases for a person of one account (the portal, or an embedder's own UI):
+ * each takes the account's customer number first and touches only that account's endpoints,
+ * deliveries and events; anything of another account is `WebhookNotFound` (with the id asked
+ * for), like something that does not exist. The unscoped programs above are the operator's.
+ */
+export const account = {
+  /** A page of the account's endpoints, newest first. */
+  list: Effect.fn("Webhooks.account.list")(function* (customerNo: string, query: Page.Query) {
+    return yield* listEndpoints(customerNo, query)
+  }),
+  /** One endpoint of the account. */
+  get: Effect.fn("Webhooks.account.get")(function* (customerNo: string, id: string) {
+    return yield* ownEndpoint(customerNo, id)
+  }),
+  /** Adds an endpoint to the account ({@link addEndpoint}); the secret is shown once. */
+  add: Effect.fn("Webhooks.account.add")(function* (
+    customerNo: string,
+    input: { readonly url: string; readonly eventTypes: ReadonlyArray<string> },
+    policy: UrlPolicy = {}
+  ) {
+    return yield* addEndpoint({ customerNo, url: input.url, eventTypes: input.eventTypes }, policy)
+  }),
+  /** Changes an endpoint's URL and/or event types ({@link updateEndpoint}). */
+  update: Effect.fn("Webhooks.account.update")(function* (
+    customerNo: string,
+    id: string,
+    change: { readonly url?: string; readonly eventTypes?: ReadonlyArray<string> },
+    policy: UrlPolicy = {}
+  ) {
+    yield* ownEndpoint(customerNo, id)
+    return yield* updateEndpoint(id, change, policy)
+  }),
+  /** Enables or disables an endpoint ({@link setEnabled}). */
+  setEnabled: Effect.fn("Webhooks.account.setEnabled")(function* (customerNo: string, id: string, enabled: boolean) {
+    yield* ownEndpoint(customerNo, id)
+    return yield* setEnabled(id, enabled)
+  }),
+  /** Deletes an endpoint with its deliveries and log ({@link deleteEndpoint}). */
+  delete: Effect.fn("Webhooks.account.delete")(function* (customerNo: string, id: string) {
+    yield* ownEndpoint(customerNo, id)
+    return yield* deleteEndpoint(id)
+  }),
+  /** A new signing secret, shown once; the old one signs for 24 more hours ({@link rotateSecret}). */
+  rotateSecret: Effect.fn("Webhooks.account.rotateSecret")(function* (customerNo: string, id: string) {
+    yield* ownEndpoint(customerNo, id)
+    return yield* rotateSecret(id)
+  }),
+  /** An endpoint and a page of its deliveries, newest first. */
+  deliveries: Effect.fn("Webhooks.account.deliveries")(function* (customerNo: string, id: string, query: Page.Query) {
+    yield* ownEndpoint(customerNo, id)
+    return yield* deliveries(id, query)
+  }),
+  /** An endpoint and a page of its delivery log (time, event, status, duration, the answer's first bytes). */
+  deliveryLog: Effect.fn("Webhooks.account.deliveryLog")(function* (customerNo: string, id: string, query: Page.Query) {
+    yield* ownEndpoint(customerNo, id)
+    return yield* deliveryLog(id, query)
+  }),
+  /**
+   * {@link account.deliveryLog} with each line's event type (null for an event no longer
+   * stored), so a person reads "shipment.booked" and not only an id. One event lookup per
+   * distinct event of the page (a page holds at most `Page.maxLimit` lines).
+   */
+  log: Effect.fn("Webhooks.account.log")(function* (customerNo: string, id: string, query: Page.Query) {
+    yield* ownEndpoint(customerNo, id)
+    const { endpoint, page } = yield* deliveryLog(id, query)
+    const store = yield* WebhookStore
+    const types = new Map<string, EventType>()
+    for (const eventId of new Set(page.items.map((a) => a.eventId))) {
+      const event = yield* store.findEvent(eventId)
+      // Events are the account's (they fan out by account); checked anyway, as everywhere here.
+      if (Option.isSome(event) && event.value.customerNo === customerNo) types.set(eventId, event.value.type)
+    }
+    const items: ReadonlyArray<LogLine> = page.items.map((a) => ({ ...a, eventType: types.get(a.eventId) ?? null }))
+    return { endpoint, page: { ...page, items } } satisfies {
+      readonly endpoint: EndpointRecord
+      readonly page: Page.Page<LogLine>
+    }
+  }),
+  /**
+   * Sends one of the account's events again to every endpoint it was meant for (all of them the
+   * account's: deliveries fan out by the event's account). Another account's event id, or an
+   * unknown one, is `WebhookNotFound` with that id. How many deliveries were queued.
+   */
+  resend: Effect.fn("Webhooks.account.resend")(function* (customerNo: string, eventId: string) {
+    const event = yield* (yield* WebhookStore).findEvent(eventId)
+    if (Option.isNone(event) || event.value.customerNo !== customerNo)
+      return yield* new WebhookNotFound({ id: eventId })
+    return yield* resend(eventId)
+  }),
+  /** Queues every event since `since` (epoch ms) that the endpoint selected and did not get. */
+  recover: Effect.fn("Webhooks.account.recover")(function* (customerNo: string, id: string, since: number) {
+    yield* ownEndpoint(customerNo, id)
+    return yield* recover(id, since)
+  }),
+  /** Queues a `webhook.test` event for one endpoint of the account; its event id. */
+  sendTest: Effect.fn("Webhooks.account.sendTest")(function* (customerNo: string, id: string) {
+    yield* ownEndpoint(customerNo, id)
+    return yield* sendTest(id)
+  })
+}
 
 // ---------------------------------------------------------------------------------------------
 // Dispatcher
