@@ -45,6 +45,45 @@ describe("mail-file", () => {
     })
   )
 
+  it.effect("writes invite and reset e-mails as text plus HTML alternatives", () =>
+    Effect.gen(function* () {
+      const dir = mkdtempSync(join(tmpdir(), "waybill-mail-"))
+      try {
+        const mailer = FileMailer.make({ directory: dir, from: "no-reply@waybill.test" })
+        yield* mailer.send({
+          _tag: "Invite",
+          to: "grace@acme-logistics.com",
+          accountName: "Acme Logistics LLC",
+          link: Redacted.make("https://api.example/portal/invite/?token=inv"),
+          expiresAt: 1_800_000_600_000
+        })
+        yield* mailer.send({
+          _tag: "PasswordReset",
+          to: "ada@acme-logistics.com",
+          link: Redacted.make("https://api.example/portal/reset/?token=rst"),
+          expiresAt: 1_800_000_600_000
+        })
+        const files = readdirSync(dir).sort()
+        expect(files).toHaveLength(2)
+        const parsed = yield* Effect.forEach(files, (f) =>
+          Effect.promise(() => simpleParser(readFileSync(join(dir, f))))
+        )
+        for (const mail of parsed) {
+          expect(mail.headers.get("content-type")).toMatchObject({ value: "multipart/alternative" })
+          expect(mail.text ?? "").not.toBe("")
+        }
+        const bySubject = new Map(parsed.map((m) => [m.subject, m]))
+        const invite = bySubject.get("You are invited to Acme Logistics LLC on Waybill")!
+        expect(invite.text).toContain("https://api.example/portal/invite/?token=inv")
+        expect(invite.html || "").toContain('href="https://api.example/portal/invite/?token=inv" id="invite-link"')
+        const reset = bySubject.get("Reset your Waybill password")!
+        expect(reset.html || "").toContain('href="https://api.example/portal/reset/?token=rst" id="reset-link"')
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  )
+
   it.effect("refuses an address with a line break (no header injection) as MailFailed", () =>
     Effect.gen(function* () {
       const dir = mkdtempSync(join(tmpdir(), "waybill-mail-"))

@@ -82,8 +82,56 @@ describe("mail-smtp", () => {
       expect(first.from?.text).toBe('"Waybill" <no-reply@waybill.test>')
       expect(first.text).toContain("111111")
       expect(first.html || "").toContain("token=t111111")
+      // Text and HTML as alternatives of one message, the HTML in the shared look.
+      expect(first.headers.get("content-type")).toMatchObject({ value: "multipart/alternative" })
+      expect(first.html || "").toMatch(/<a href="https:\/\/api\.example\/[^"]*token=t111111" id="verify-link"/)
       // Pooled: one login for both messages.
       expect(server.users).toEqual(["mailer"])
+    })
+  )
+
+  it.scoped("sends every message as text plus HTML (multipart/alternative)", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer
+      const mailer = yield* SmtpMailer.make({
+        url: `smtp://mailer:s3cret@127.0.0.1:${server.port}`,
+        from: "Waybill <no-reply@waybill.test>"
+      })
+      const link = (path: string) => Redacted.make(`https://api.example/portal/${path}/?token=tok`)
+      yield* mailer.send({
+        _tag: "Invite",
+        to: "grace@acme-logistics.com",
+        accountName: "Acme Logistics LLC",
+        invitedBy: "ada@acme-logistics.com",
+        link: link("invite"),
+        expiresAt: 1_800_000_600_000
+      })
+      yield* mailer.send({
+        _tag: "PasswordReset",
+        to: "ada@acme-logistics.com",
+        link: link("reset"),
+        expiresAt: 1_800_000_600_000
+      })
+      yield* mailer.send({
+        _tag: "WebhookDisabled",
+        to: "ada@acme-logistics.com",
+        endpointId: "ep_1",
+        url: "https://hooks.acme.example/",
+        reason: "gone"
+      })
+      expect(server.received.map((m) => m.subject)).toEqual([
+        "You are invited to Acme Logistics LLC on Waybill",
+        "Reset your Waybill password",
+        "A webhook endpoint was disabled"
+      ])
+      for (const mail of server.received) {
+        expect(mail.headers.get("content-type")).toMatchObject({ value: "multipart/alternative" })
+        expect(mail.text ?? "").not.toBe("")
+        expect(mail.html || "").toContain(">Waybill</td>")
+      }
+      expect(server.received[0]!.html || "").toContain('id="invite-link"')
+      expect(server.received[1]!.html || "").toContain('id="reset-link"')
+      expect(server.received[0]!.text).toContain("https://api.example/portal/invite/?token=tok")
     })
   )
 

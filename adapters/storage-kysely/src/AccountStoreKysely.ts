@@ -58,6 +58,8 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
         generation: row.generation,
         hash: row.hash,
         hint: row.hint,
+        last4: row.last4,
+        created_at: row.created_at,
         updated_at: row.updated_at
       }
       return writeUnique("api_keys.put", "key", (c) =>

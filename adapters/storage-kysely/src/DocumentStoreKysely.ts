@@ -149,7 +149,16 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
           field === "control_no"
             ? eb("s.track_no", "in", values)
             : field === "customer_reference"
-              ? eb("s.billing_reference", "in", values)
+              ? eb.and([
+                  // The index holds lower(billing_reference) (0016); the exact comparison keeps
+                  // the lookup case-sensitive as the interface has it.
+                  eb(
+                    eb.fn<string>("lower", ["s.billing_reference"]),
+                    "in",
+                    values.map((v) => eb.fn<string>("lower", [eb.val(v)]))
+                  ),
+                  eb("s.billing_reference", "in", values)
+                ])
               : field === "invoice_no"
                 ? eb("o.invoice_no", "in", values)
                 : eb.or([

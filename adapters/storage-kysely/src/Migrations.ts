@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import { StorageError } from "./internal/core.js"
 import type { StorageEngine } from "./Engine.js"
 import { provisioningMigration } from "./ProvisioningStoreKysely.js"
+import { usersMigration } from "./UserStoreKysely.js"
 import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from "kysely"
 
 /** Kysely's migration history table for Waybill. */
@@ -626,6 +627,88 @@ const pagingIndexes: Migration = {
 }
 
 /**
+ * The account's shipment list and its search (`ShipmentStore.search`, the portal's Shipments
+ * page): newest first within one account is one backward range of `(customer_no, created_at,
+ * track_no)`; a customer reference is matched case-insensitively through `(customer_no,
+ * lower(billing_reference))`, which replaces `(customer_no, billing_reference)` (the documents
+ * lookup compares `lower()` first, then the exact value), so a booking writes one index more,
+ * not two; an invoice number through `lower(invoice_no)` (orders are written when an invoice is
+ * set, never by a booking).
+ */
+const shipmentSearch: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createIndex("waybill_shipments_customer_created_idx")
+      .on("waybill_shipments")
+      .columns(["customer_no", "created_at", "track_no"])
+      .execute()
+    await sql`create index waybill_shipments_customer_reference_lower_idx on waybill_shipments (customer_no, lower(billing_reference))`.execute(
+      db
+    )
+    await db.schema.dropIndex("waybill_shipments_customer_reference_idx").ifExists().execute()
+    await sql`create index waybill_orders_invoice_lower_idx on waybill_orders (lower(invoice_no))`.execute(db)
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex("waybill_orders_invoice_lower_idx").ifExists().execute()
+    await db.schema
+      .createIndex("waybill_shipments_customer_reference_idx")
+      .on("waybill_shipments")
+      .columns(["customer_no", "billing_reference"])
+      .execute()
+    await db.schema.dropIndex("waybill_shipments_customer_reference_lower_idx").ifExists().execute()
+    await db.schema.dropIndex("waybill_shipments_customer_created_idx").ifExists().execute()
+  }
+}
+
+/**
+ * The account's activity log and what the portal shows of a key slot.
+ *
+ * - `waybill_activity`: one row per authenticated API call, written in batches (one multi-row
+ *   insert per batch, never on a request's path), kept 30 days. The primary key (at, id) is
+ *   the range the hourly purge deletes (`at < cutoff`), so the purge needs no index of its own;
+ *   (customer_no, at, id) serves the account's list newest first, and (customer_no, key_mode,
+ *   at, id) the list filtered by key mode and a key's last use (`max(at)`, read backwards from
+ *   the end of one mode's range). A status filter is checked on the rows of those ranges.
+ * - `waybill_api_keys` gains `last4` and `created_at` of the current key, written when a key
+ *   is made or rotated. Keys made before stay null: the characters cannot be recovered from
+ *   an HMAC, and a creation time guessed from `updated_at` could be a later status change.
+ */
+const activity: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_activity")
+      .addColumn("id", "text", (c) => c.notNull())
+      .addColumn("at", "bigint", (c) => c.notNull())
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("method", "text", (c) => c.notNull())
+      .addColumn("path", "text", (c) => c.notNull())
+      .addColumn("key_mode", "text")
+      .addColumn("status", "integer", (c) => c.notNull())
+      .addColumn("client_ip", "text", (c) => c.notNull())
+      .addColumn("request_id", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("waybill_activity_pk", ["at", "id"])
+      .execute()
+    await db.schema
+      .createIndex("waybill_activity_customer_idx")
+      .on("waybill_activity")
+      .columns(["customer_no", "at", "id"])
+      .execute()
+    await db.schema
+      .createIndex("waybill_activity_customer_mode_idx")
+      .on("waybill_activity")
+      .columns(["customer_no", "key_mode", "at", "id"])
+      .execute()
+    await db.schema.alterTable("waybill_api_keys").addColumn("last4", "text").execute()
+    await db.schema.alterTable("waybill_api_keys").addColumn("created_at", "bigint").execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.alterTable("waybill_api_keys").dropColumn("created_at").execute()
+    await db.schema.alterTable("waybill_api_keys").dropColumn("last4").execute()
+    await db.schema.dropTable("waybill_activity").ifExists().execute()
+  }
+}
+
+/**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
@@ -642,7 +725,10 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0010_payment_enablements": paymentEnablements,
   "0011_idempotency": idempotency,
   "0012_blobs_and_key_check": blobsAndKeyCheck,
-  "0013_paging_indexes": pagingIndexes
+  "0013_paging_indexes": pagingIndexes,
+  "0014_users": usersMigration,
+  "0016_shipment_search": shipmentSearch,
+  "0015_activity": activity
 }
 
 /**

@@ -5,10 +5,16 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type { Shipment } from "@waybill/core"
 import { sql } from "kysely"
 import type { Connection } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
-import { DuplicateKey, type ShipmentStoreShape, StorageError, VersionConflict } from "./internal/core.js"
+import { DuplicateKey, Page, type ShipmentStoreShape, StorageError, VersionConflict } from "./internal/core.js"
+import { keyset } from "./internal/paging.js"
+
+const num = (v: number | string | bigint): number => Number(v)
+
+type ShipmentSummary = Shipment.ShipmentSummary
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
@@ -29,6 +35,20 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
         pieces: pieces.map(Rows.toPiece)
       }))
     )
+
+  /**
+   * The tracking numbers a search term names, as a derived table: the tracking number itself
+   * (primary key), the account's shipments with that customer reference (`(customer_no,
+   * lower(billing_reference))`), and the orders with that invoice number (`lower(invoice_no)`).
+   * Each branch is one index lookup, and the search starts from these few rows (SQLite keeps
+   * the left table of a CROSS JOIN outside), so it costs its matches, not the account's size.
+   */
+  const matching = (customerNo: string, q: string) =>
+    sql<{ readonly track_no: string }>`(
+      select t.track_no from waybill_shipments t where t.track_no = ${q}
+      union select r.track_no from waybill_shipments r
+        where r.customer_no = ${customerNo} and lower(r.billing_reference) = lower(${q})
+      union select i.track_no from waybill_orders i where lower(i.invoice_no) = lower(${q}))`.as("m")
 
   const shipments: ShipmentStoreShape = {
     // The booking hot path: one statement per table, in one transaction (legs ride on the stop
@@ -107,6 +127,91 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
           }
           const { legs, pieces, stops } = yield* children(change.trackNo)
           return Rows.toShipment(row, stops, legs, pieces)
+        })
+      ),
+
+    // The page's rows (the keyset is one backward range of `(customer_no, created_at,
+    // track_no)`), then the first and last stop of each, in one snapshot.
+    search: ({ customerNo, q }, page) =>
+      withSnapshot(
+        Effect.gen(function* () {
+          const columns = [
+            "s.track_no",
+            "s.customer_no",
+            "s.livemode",
+            "s.created_at",
+            "s.state",
+            "s.billing_reference",
+            "s.service_type",
+            "s.vehicle_type",
+            "s.charge_total",
+            "o.invoice_no"
+          ] as const
+          const found = yield* rows("shipments.search", (c) =>
+            q === undefined || q === ""
+              ? keyset(
+                  c
+                    .selectFrom("waybill_shipments as s")
+                    .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
+                    .select(columns)
+                    .where("s.customer_no", "=", customerNo),
+                  ["s.created_at", "s.track_no"],
+                  page
+                )
+              : keyset(
+                  c
+                    .selectFrom(matching(customerNo, q))
+                    .crossJoin("waybill_shipments as s")
+                    .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
+                    .select(columns)
+                    .whereRef("s.track_no", "=", "m.track_no")
+                    .where("s.customer_no", "=", customerNo),
+                  ["s.created_at", "s.track_no"],
+                  page
+                )
+          )
+          const slice = Page.sliceOf(found, page.limit)
+          if (slice.items.length === 0) return { items: [], hasMore: false }
+          const ends = yield* rows("shipments.search-stops", (c) =>
+            c
+              .selectFrom("waybill_stops")
+              .select(["track_no", "seq", "city", "state"])
+              .where(
+                "track_no",
+                "in",
+                slice.items.map((r) => r.track_no)
+              )
+          )
+          const first = new Map<string, { seq: number; city: string; state: string }>()
+          const last = new Map<string, { seq: number; city: string; state: string }>()
+          for (const e of ends) {
+            const stop = { seq: num(e.seq), city: e.city, state: e.state }
+            const f = first.get(e.track_no)
+            if (f === undefined || stop.seq < f.seq) first.set(e.track_no, stop)
+            const l = last.get(e.track_no)
+            if (l === undefined || stop.seq > l.seq) last.set(e.track_no, stop)
+          }
+          const place = (p: { city: string; state: string } | undefined) => ({
+            city: p?.city ?? "",
+            state: p?.state ?? ""
+          })
+          const items = slice.items.map(
+            (r): ShipmentSummary => ({
+              trackNo: r.track_no,
+              customerNo: r.customer_no,
+              livemode: num(r.livemode) !== 0,
+              createdAt: num(r.created_at),
+              state: r.state as ShipmentSummary["state"],
+              reference: r.billing_reference,
+              invoice: r.invoice_no ?? "",
+              serviceType: r.service_type,
+              vehicleType: r.vehicle_type,
+              from: place(first.get(r.track_no)),
+              to: place(last.get(r.track_no)),
+              total: num(r.charge_total)
+            })
+          )
+          return { items, hasMore: slice.hasMore }
         })
       )
   }

@@ -2,7 +2,7 @@
  * @module StorageKysely
  *
  * Every storage port of `@waybill/core` (`ShipmentStore`, `AccountStore`, `EventOutbox`,
- * `IpBlocklist`, `Transactor`, `IdempotencyStore`, ...) over one database the host hands over: a better-sqlite3
+ * `IpBlocklist`, `Transactor`, `IdempotencyStore`, `UserStore`, `ActivityStore`, ...) over one database the host hands over: a better-sqlite3
  * handle ({@link sqlite}) or a `pg` pool ({@link postgres}), or an engine made from either
  * ({@link layer}). The host owns the handle or pool (options, WAL, lifetime); Waybill owns only
  * its `waybill_` tables, created by {@link migrate}.
@@ -19,6 +19,8 @@ import * as Layer from "effect/Layer"
 import {
   type AccountStoreShape,
   AccountStoreTag,
+  type ActivityStoreShape,
+  ActivityStoreTag,
   type DocumentStoreShape,
   DocumentStoreTag,
   type EventOutboxShape,
@@ -38,10 +40,13 @@ import {
   type StorageServices,
   type TransactorShape,
   TransactorTag,
+  type UserStoreShape,
+  UserStoreTag,
   type WebhookStoreShape,
   WebhookStoreTag
 } from "./internal/core.js"
 import { makeAccountStore } from "./AccountStoreKysely.js"
+import { makeActivityStore } from "./ActivityStoreKysely.js"
 import type { EngineOptions, StorageEngine } from "./Engine.js"
 import { type PgPool, postgresEngine } from "./PostgresEngine.js"
 import { type SqliteEngineOptions, type SqliteHandle, sqliteEngine } from "./SqliteEngine.js"
@@ -54,12 +59,13 @@ import { makePaymentEnablementStore } from "./PaymentEnablementStoreKysely.js"
 import { makeProvisioningStore } from "./ProvisioningStoreKysely.js"
 import { makeRateLimiter } from "./RateLimiterKysely.js"
 import { makeShipmentStore } from "./ShipmentStoreKysely.js"
+import { makeUserStore } from "./UserStoreKysely.js"
 import { makeWebhookStore } from "./WebhookStoreKysely.js"
 
 export { migrate, migrateToLatest } from "./Migrations.js"
 export type { StorageServices } from "./internal/core.js"
 
-/** The four port implementations over one database, before they are put in a Layer. */
+/** The port implementations over one database, before they are put in a Layer. */
 export interface Stores {
   readonly shipments: ShipmentStoreShape
   readonly accounts: AccountStoreShape
@@ -72,6 +78,8 @@ export interface Stores {
   readonly registrations: ProvisioningStoreShape
   readonly payments: PaymentEnablementStoreShape
   readonly idempotency: IdempotencyStoreShape
+  readonly users: UserStoreShape
+  readonly activity: ActivityStoreShape
 }
 
 /**
@@ -92,7 +100,9 @@ export const make = (engine: StorageEngine): Effect.Effect<Stores> =>
       rateLimiter: makeRateLimiter(conn),
       registrations: makeProvisioningStore(conn),
       payments: makePaymentEnablementStore(conn),
-      idempotency: makeIdempotencyStore(conn)
+      idempotency: makeIdempotencyStore(conn),
+      users: makeUserStore(conn),
+      activity: makeActivityStore(conn)
     }
   })
 
@@ -113,7 +123,9 @@ export const layer = (engine: StorageEngine): Layer.Layer<StorageServices> =>
         Context.add(RateLimiterTag, stores.rateLimiter),
         Context.add(ProvisioningStoreTag, stores.registrations),
         Context.add(PaymentEnablementStoreTag, stores.payments),
-        Context.add(IdempotencyStoreTag, stores.idempotency)
+        Context.add(IdempotencyStoreTag, stores.idempotency),
+        Context.add(UserStoreTag, stores.users),
+        Context.add(ActivityStoreTag, stores.activity)
       )
     )
   )

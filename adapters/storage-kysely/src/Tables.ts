@@ -43,6 +43,10 @@ export interface ApiKeysTable {
   /** "" for a blank slot; unique among non-empty values. */
   readonly hash: string
   readonly hint: string
+  /** The key's last 4 characters; null for blank slots and keys made before migration 0015. */
+  readonly last4: string | null
+  /** When the current key was made; null for blank slots and keys made before migration 0015. */
+  readonly created_at: Millis | null
   readonly updated_at: Millis
 }
 
@@ -330,6 +334,71 @@ export interface WebhookAttemptsTable {
   readonly response: string
 }
 
+/** A portal user; `email_key` (lowercase) is unique across accounts. */
+export interface UsersTable {
+  readonly user_id: string
+  readonly customer_no: string
+  readonly email: string
+  readonly email_key: string
+  readonly role: string
+  /** Null while an invited user has not set a password. */
+  readonly password_hash: string | null
+  readonly password_version: Int
+  readonly password_changed_at: ColumnType<number | string | bigint | null, number | null, number | null>
+  readonly invited_by: string | null
+  readonly created_at: Millis
+}
+
+/** A portal session; `id` is the SHA-256 (hex) of the token. */
+export interface SessionsTable {
+  readonly id: string
+  readonly user_id: string
+  readonly customer_no: string
+  readonly csrf_token: string
+  readonly created_at: Millis
+  readonly last_seen_at: Millis
+  readonly authenticated_at: Millis
+  readonly password_version: Int
+}
+
+/** A one-time link token (invite, reset); `hash` is the SHA-256 (hex) of the token. */
+export interface UserTokensTable {
+  readonly hash: string
+  readonly purpose: string
+  readonly user_id: string
+  readonly customer_no: string
+  readonly password_version: Int
+  readonly created_at: Millis
+  readonly expires_at: Millis
+  readonly used_at: ColumnType<number | string | bigint | null, number | null, number | null>
+}
+
+/** A sign-in lock of a sign-in name or client address. */
+export interface SignInLocksTable {
+  readonly lock_key: string
+  readonly locked_until: Millis
+}
+
+/**
+ * One recorded API call of `waybill_activity` (the account's activity log, kept 30 days).
+ * Primary key (at, id): the retention purge deletes a range of it.
+ */
+export interface ActivityTable {
+  /** A ULID made from `at`. */
+  readonly id: string
+  readonly at: Millis
+  readonly customer_no: string
+  readonly method: string
+  /** The path without its query. */
+  readonly path: string
+  /** `live`, `test`, or null for a call authenticated without a key. */
+  readonly key_mode: string | null
+  readonly status: Int
+  /** "" when the handler knew no client address. */
+  readonly client_ip: string
+  readonly request_id: string
+}
+
 export interface WaybillDatabase {
   readonly waybill_accounts: AccountsTable
   readonly waybill_api_keys: ApiKeysTable
@@ -352,6 +421,11 @@ export interface WaybillDatabase {
   readonly waybill_blobs: BlobsTable
   readonly waybill_blob_chunks: BlobChunksTable
   readonly waybill_key_check: KeyCheckTable
+  readonly waybill_users: UsersTable
+  readonly waybill_sessions: SessionsTable
+  readonly waybill_user_tokens: UserTokensTable
+  readonly waybill_sign_in_locks: SignInLocksTable
+  readonly waybill_activity: ActivityTable
 }
 
 /** The names of Waybill's tables, for hosts that back up, truncate or inspect them. */
@@ -376,5 +450,10 @@ export const tableNames: ReadonlyArray<keyof WaybillDatabase> = [
   "waybill_idempotency_keys",
   "waybill_blobs",
   "waybill_blob_chunks",
-  "waybill_key_check"
+  "waybill_key_check",
+  "waybill_users",
+  "waybill_sessions",
+  "waybill_user_tokens",
+  "waybill_sign_in_locks",
+  "waybill_activity"
 ]

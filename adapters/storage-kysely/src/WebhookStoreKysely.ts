@@ -593,6 +593,11 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           )
       ).pipe(Effect.asVoid),
 
+    findEvent: (eventId) =>
+      first("webhooks.event-find", (c) => c.selectFrom("waybill_events").selectAll().where("id", "=", eventId)).pipe(
+        Effect.map((row) => (row === undefined ? Option.none() : Option.some(toStoredEvent(row))))
+      ),
+
     requeueEvent: (eventId, now) =>
       withTransaction(
         Effect.gen(function* () {

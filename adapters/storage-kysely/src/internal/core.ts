@@ -9,11 +9,15 @@ import type { ProvisioningStore } from "@waybill/core"
 import type { Document, DocumentStore } from "@waybill/core"
 import type { WebhookStore } from "@waybill/core"
 import type { IdempotencyStore } from "@waybill/core"
-import { Provisioning } from "@waybill/core"
+import type { ActivityStore, UserStore } from "@waybill/core"
+import { Provisioning, User } from "@waybill/core"
 
 /** Port tags, their shapes and the errors the adapter raises, under names that do not clash. */
 export {
   AccountStore as AccountStoreTag,
+  type ActivityEntry,
+  ActivityStore as ActivityStoreTag,
+  type ActivityStoreShape,
   type AccountStoreShape,
   DocumentStore as DocumentStoreTag,
   type DocumentStoreShape,
@@ -37,6 +41,11 @@ export {
   type ShipmentStoreShape,
   StorageError,
   Transactor as TransactorTag,
+  UserStore as UserStoreTag,
+  type UserStoreShape,
+  type OneTimeTokenRecord,
+  type SessionRecord,
+  type UserRecord,
   type TransactorShape,
   VersionConflict,
   WebhookStore as WebhookStoreTag,
@@ -56,10 +65,15 @@ export type StorageServices =
   | ProvisioningStore
   | Provisioning.PaymentEnablementStore
   | IdempotencyStore
+  | UserStore
+  | ActivityStore
 
 /** The payment enablements store's tag and shape (core keeps them in the `Provisioning` namespace). */
 export const PaymentEnablementStoreTag = Provisioning.PaymentEnablementStore
 export type PaymentEnablementStoreShape = Provisioning.PaymentEnablementStore["Type"]
+
+/** The comparison key of an e-mail address (core's `User.emailKey`): what `email_key` holds. */
+export const emailKey = User.emailKey
 
 /** Record types re-exposed flat; see `@waybill/core`'s `Account`, `Event` and `Shipment` modules. */
 export type AccountRecord = Account.AccountRecord

@@ -230,6 +230,8 @@ export const keyRow = (k: ApiKeyRecord): Insertable<ApiKeysTable> => ({
   generation: k.generation,
   hash: k.hash,
   hint: k.hint,
+  last4: k.last4,
+  created_at: k.createdAt,
   updated_at: k.updatedAt
 })
 
@@ -242,6 +244,8 @@ export const toKey = (r: Selectable<ApiKeysTable>): ApiKeyRecord => ({
   generation: num(r.generation),
   hash: r.hash,
   hint: r.hint,
+  last4: r.last4 ?? null,
+  createdAt: r.created_at === null || r.created_at === undefined ? null : num(r.created_at),
   updatedAt: num(r.updated_at)
 })
 

@@ -1,0 +1,6 @@
+import { userStoreContract } from "@waybill/testkit"
+import { storageLayer, targets } from "./dialects.js"
+
+for (const target of targets) {
+  userStoreContract(`storage-kysely UserStore: ${target.name}`, () => storageLayer(target))
+}
