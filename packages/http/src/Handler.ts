@@ -10,13 +10,16 @@
  * {@link Reply}; `handler` turns the reply into a `Response` at the very end, and `handleRaw`
  * hands it over as it is to server bridges that write their own responses.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
-import { type Cancel, ClientIp, Metrics, Ulid } from "@waybill/core"
+import { type Cancel, ClientIp, Credentials, Metrics, Ulid } from "@waybill/core"
+import * as ActivityRecording from "./ActivityRecorder.js"
 import { operatorDenial } from "./internal/access.js"
 import { Messages } from "./internal/errors.js"
 import { withRateLimitHeaders } from "./internal/ratelimit.js"
@@ -207,12 +210,46 @@ export const parseTraceparent = (header: string | null): Tracer.ExternalSpan | u
   return Tracer.externalSpan({ traceId, spanId, sampled: (Number.parseInt(flags, 16) & 1) === 1 })
 }
 
+/** Longest path kept in the activity log (the routes' own are far shorter). */
+const MAX_LOGGED_PATH = 512
+
+/**
+ * Hands the call to the activity recorder when an account's key was presented and matched, or a
+ * portal session was (key mode null) (`Credentials.identified`), whatever the answer: admitted calls, and those refused after the
+ * key was known (a disabled key's 401, the allowlist's 403, a limit's 429). A call without a
+ * known account (no key, an unknown or malformed one, a blocked address refused before any key
+ * is read) has nobody's log to go to. A synchronous push: the write happens later, in a batch.
+ */
+const recordActivity = (ctx: RouteContext, status: number, requestId: string, elapsedMs: number): Effect.Effect<void> =>
+  Effect.flatMap(FiberRef.get(Credentials.identified), (who) =>
+    Option.isNone(who)
+      ? Effect.void
+      : Effect.flatMap(Effect.serviceOption(ActivityRecording.ActivityRecorder), (recorder) =>
+          Option.isNone(recorder)
+            ? Effect.void
+            : Effect.map(Clock.currentTimeMillis, (now) =>
+                recorder.value.record({
+                  at: now - Math.round(elapsedMs),
+                  customerNo: who.value.account.customerNo,
+                  method: ctx.request.method,
+                  path: ctx.url.pathname.slice(0, MAX_LOGGED_PATH),
+                  // A portal session's call is the account's but made with no key.
+                  keyMode: who.value.session === undefined ? who.value.key.mode : null,
+                  status,
+                  clientIp: Option.isSome(ctx.client) ? ClientIp.format(ctx.client.value) : "",
+                  requestId
+                })
+              )
+        )
+  )
+
 /**
  * The request program, answering a {@link Reply}: the request id (kept from `X-Request-Id` or
  * made, returned on every answer and on every log line of the request), routing, error mapping,
  * one access log line (info; debug for probes and scrapes) with the route pattern, status,
- * duration, customer number and client address, the request metrics, and a server span when
- * `options.tracing` is on. A defect becomes `500 Internal error.`.
+ * duration, customer number and client address, the request metrics, the call in the account's
+ * activity log (when an `ActivityRecorder` is provided: `createHandler` does), and a server span
+ * when `options.tracing` is on. A defect becomes `500 Internal error.`.
  */
 export const handleReply = (
   request: WaybillRequest,
@@ -230,6 +267,7 @@ export const handleReply = (
     const ctx: RouteContext = { request, url, info, options, client, params: found.params ?? NO_PARAMS, note }
     const program = Effect.flatMap(Effect.catchAllDefect(route(found, ctx), internalError), (reply) => {
       const seconds = (performance.now() - started) / 1000
+      const recorded = recordActivity(ctx, reply.status, requestId, seconds * 1000)
       const metrics = Metrics.requestMetrics(found.label, reply.status)
       metrics.count.unsafeUpdate(1, NO_LABELS)
       metrics.seconds.unsafeUpdate(seconds, NO_LABELS)
@@ -242,7 +280,10 @@ export const handleReply = (
         client: Option.isSome(client) ? ClientIp.format(client.value) : null
       }
       const log = found.route?.quiet === true ? Effect.logDebug("request") : Effect.logInfo("request")
-      return Effect.as(Effect.annotateLogs(log, line), withHeaders(reply, { "x-request-id": requestId }))
+      return Effect.as(
+        Effect.zipRight(recorded, Effect.annotateLogs(log, line)),
+        withHeaders(reply, { "x-request-id": requestId })
+      )
     })
     const annotated = Effect.annotateLogs(program, "request_id", requestId)
     if (options.tracing !== true) return Effect.withTracerEnabled(annotated, false)
@@ -284,14 +325,23 @@ export const parseTrusted = (list: ReadonlyArray<string> = []): ReadonlyArray<Cl
 
 /**
  * Builds the handler from a layer that provides every port. The layer is built once, on the first
- * request, and shared; `dispose` releases it. A layer that cannot be built makes every request
+ * request, and shared; `dispose` releases it. With `options.memoMap`, services built from the same
+ * layer by another runtime on that map (the portal's) are shared with it. A layer that cannot be built makes every request
  * answer `503`.
+ *
+ * When the layer provides an `ActivityStore` (`StorageKysely.layer` does), every call made with
+ * an account's key is recorded in that account's activity log, in batches
+ * (`ActivityRecorder.ts`; `options.activity` tunes or turns it off); `dispose` writes what is
+ * still buffered.
  */
 export const createHandler = <E>(
   layer: Layer.Layer<HandlerRequirements, E, never>,
   options: HandlerOptions = {}
 ): WaybillHandler => {
-  const runtime = ManagedRuntime.make(layer)
+  const runtime = ManagedRuntime.make(
+    Layer.provideMerge(ActivityRecording.layer(options.activity), layer),
+    options.memoMap
+  )
   const trusted = parseTrusted(options.trustedProxies)
   // The programs never fail, so a rejection is the run itself failing (the layer could not be
   // built, the runtime was disposed): 503. (`runFork` with an exit observer instead of

@@ -3,7 +3,9 @@
  *
  * What a host passes to `createHandler`, and what the handler's programs require.
  */
+import type * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
+import type { ActivityRecorderOptions } from "./ActivityRecorder.js"
 import type { Booking, Documents, Operations, Provisioning, RateLimiter } from "@waybill/core"
 import type { IdempotencyStore, Webhooks } from "@waybill/core"
 
@@ -53,6 +55,19 @@ export interface HandlerOptions {
    * default, and then tracing is disabled for the request's fiber, so spans cost nothing.
    */
   readonly tracing?: boolean
+  /**
+   * The account activity log's recorder (used when the layer provides an `ActivityStore`):
+   * batch timing and size and the buffer's bound, or `false` to record nothing in this process.
+   */
+  readonly activity?: ActivityRecorderOptions | false
+  /**
+   * Builds the layer through this memo map, so services another runtime built from the same
+   * layer objects through the same map (`createPortal`'s, given the same `memoMap`) are shared,
+   * not built twice: one storage engine's stores, one rate limiter, one set of caches. Shared
+   * services are released when the last runtime using them is disposed. Make one with
+   * `Effect.runSync(Layer.makeMemoMap)`.
+   */
+  readonly memoMap?: Layer.MemoMap
 }
 
 /** One readiness check's result. */

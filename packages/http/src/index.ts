@@ -20,6 +20,13 @@ export {
   type ReadinessCheck,
   type WaybillHandler
 } from "./Handler.js"
+export * as ActivityRecording from "./ActivityRecorder.js"
+export {
+  ActivityRecorder,
+  type ActivityRecorderOptions,
+  type ActivityRecorderShape,
+  type RecordedCall
+} from "./ActivityRecorder.js"
 export { RawHeaders, type Reply, type ReplyHeaders, toResponse, type WaybillRequest } from "./Raw.js"
 export { safeUrlForLog } from "./internal/redact.js"
 export * as OperatorViews from "./views/OperatorViews.js"

@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { type Account, Admission, constantTimeEqual, Credentials } from "@waybill/core"
+import { type Account, Admission, constantTimeEqual, Credentials, Sessions } from "@waybill/core"
 import type { Reply } from "../Raw.js"
 import { failure } from "./respond.js"
 import type { RouteContext } from "../routes/Route.js"
@@ -23,6 +23,8 @@ export interface Access<I, E, R> {
   readonly read: (ctx: RouteContext) => Effect.Effect<I, E, R>
   /** The places a key may be, after the header, in precedence order. */
   readonly candidates: (input: I, ctx: RouteContext) => ReadonlyArray<Credentials.Candidate>
+  /** Whether a signed-in portal user's session cookie is accepted when no key is given. */
+  readonly session?: boolean
 }
 
 /** The route's input and the admitted caller. */
@@ -44,11 +46,24 @@ const withCredential = <I, E, R, P extends Account.Principal | Option.Option<Acc
       return { principal, input: yield* access.read(ctx) }
     }
     const input = yield* access.read(ctx)
-    const resolution = Credentials.resolve(null, access.candidates(input, ctx))
+    const keyed = Credentials.resolve(null, access.candidates(input, ctx))
+    const resolution = access.session === true ? Credentials.orSession(keyed, sessionCookie(ctx)) : keyed
     const principal = yield* door({ client: ctx.client, resolution })
     note(ctx, principal)
     return { principal, input }
   })
+
+/** The portal session cookie's value (the first of its name), if the request carries one. */
+export const sessionCookie = (ctx: RouteContext): string | undefined => {
+  const header = ctx.request.headers.get("cookie")
+  if (header === null) return undefined
+  const name = Sessions.cookieName(ctx.options.allowInsecureHttp === true)
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=")
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return undefined
+}
 
 /** Tells the access log who was admitted (the door answers a principal or an optional one). */
 const note = (ctx: RouteContext, principal: Account.Principal | Option.Option<Account.Principal>): void => {

@@ -335,7 +335,7 @@ const paths = (c: Components): Record<string, Json> => {
             "Documents of orders the key may read, with download links (interface 4.2). HTTPS only. Always " +
             "inspect error, even with HTTP 200. Precedence: search_value, then id, then control_no." +
             (method === "post" ? " Parameters may come in a urlencoded form and in the query." : ""),
-          security: [bearer, queryKey],
+          security: [bearer, queryKey, { portalSession: [] }],
           parameters: queryParameters(c, Wire.DocumentsParams),
           ...(method === "post"
             ? {
@@ -615,6 +615,14 @@ export const openApiDocument = (): OpenApiDocument => {
           in: "query",
           name: "key",
           description: "The API key in the query (logged: prefer the header)."
+        },
+        portalSession: {
+          type: "apiKey",
+          in: "cookie",
+          name: "__Host-waybill_session",
+          description:
+            "A signed-in account portal user's browser session (documents metadata only): used when the request " +
+            "has no Authorization header and no key; acts under the account's live key."
         }
       }
     }

@@ -9,6 +9,9 @@
  * `No records found.` (the same bytes for unknown and for other customers' orders); 400 for a
  * missing or invalid lookup, limits, a repeated parameter, or plain HTTP; 403 for a blocked IP;
  * 503 for storage trouble.
+ *
+ * Without an Authorization header or a key in the form or query, a signed-in portal user's
+ * session cookie is the credential (interface 5, rule 1; `internal/access.ts`).
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -63,7 +66,12 @@ const orderJson = (base: string, o: Documents.OrderDocuments): typeof OrderDocum
   }))
 })
 
-const noStore = { "cache-control": "no-store" }
+/**
+ * Never stored by a cache: answers hold bearer links, and who the caller is may come from the
+ * Authorization header or a session cookie (`Vary` names both for any cache that ignores
+ * `no-store`).
+ */
+const noStore = { "cache-control": "no-store", vary: "Authorization, Cookie" }
 
 export const documentsRoute: Route = {
   methods: ["GET", "POST"],
@@ -72,7 +80,8 @@ export const documentsRoute: Route = {
       if (ctx.options.allowInsecureHttp !== true && !isHttps(ctx)) return failure(400, Messages.httpsRequired, noStore)
       const { principal, input: form } = yield* keyed(ctx, {
         read: () => formOf(ctx.request),
-        candidates: (form) => Credentials.documentsPlaces((name) => form.getAll(name), queryOf(ctx))
+        candidates: (form) => Credentials.documentsPlaces((name) => form.getAll(name), queryOf(ctx)),
+        session: true
       })
       const query = paramsOf(DocumentsParams, ctx.url)
       const both = (name: keyof typeof DocumentsParams.fields) => [...form.getAll(name), ...query(name)]
