@@ -6,7 +6,8 @@
  * - the IP block check and the API key lookup (HMAC-SHA-256 of the key, joined with its account);
  * - per shipment, one transaction: the shipment row, its two stop rows (the delivery stop
  *   carrying the leg that arrives at it), the `shipment.booked` event and the webhook fan-out
- *   for it (Waybill's `insert ... select` over the account's subscriptions).
+ *   for it (Waybill's `insert ... select` over the account's subscriptions);
+ * - the call in the account's activity log, batched (`handActivity.ts`).
  *
  * What it leaves out is everything but storage: no validation beyond the floor's required
  * fields, no sanitizing, ZIP lookup, dates, ETA or rating (the derived columns hold the bench
@@ -24,6 +25,7 @@ import * as Effect from "effect/Effect"
 import { migrate, sqliteEngine } from "@waybill/storage-kysely"
 import { REQUIRED_FIELDS } from "./floor.js"
 import { CUSTOMER_NO, DERIVED, digits, eventId } from "./handBooking.js"
+import { ACTIVITY_COLUMNS, activityBatcher, activityValues } from "./handActivity.js"
 import {
   bookingBody,
   fail,
@@ -97,6 +99,14 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
      values (?, ?, ?, 'shipment.booked', 1, 1, ?, ?)`
   )
   const fanOut = sqlite.prepare(FAN_OUT)
+  const activity = activityBatcher(
+    sqlite.transaction((rows) => {
+      const values = rows.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")
+      sqlite
+        .prepare(`insert into "waybill_activity" ${ACTIVITY_COLUMNS} values ${values}`)
+        .run(rows.flatMap(activityValues))
+    })
+  )
 
   /** One shipment, its stops (with the leg), event and deliveries, in one transaction (as Waybill's `book`). */
   const bookOne = sqlite.transaction((s: Json, customerNo: string, jsonstrn: string, now: number, trackNo: string) => {
@@ -187,6 +197,7 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
       return fail(res, 401, "Access denied.")
     }
     const customerNo = String(row["customer_no"])
+    activity.track(req, res, customerNo, "live")
     const bytes = await readBody(req)
     if (bytes === undefined) return fail(res, 413, "The body is too large.")
     const body = bookingBody(bytes)
@@ -216,6 +227,7 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
     pragmas,
     sqlite,
     tables: { shipments: "waybill_shipments", events: "waybill_events" },
+    beforeClose: activity.close,
     route: (req, res) =>
       req.method === "POST" && req.url === "/api/v1/order/json/" ? createShipments(req, res) : undefined
   })

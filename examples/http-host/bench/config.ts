@@ -20,6 +20,8 @@
  *                      gets from npm; `pnpm bench` builds first). tsx compiles with esbuild's
  *                      `keepNames`, which renames every closure as it is created: measurably
  *                      slower, so such figures are not the library's.
+ * - BENCH_ACTIVITY     off: the Waybill target records no account activity (read by the target
+ *                      itself, `waybill.ts`), to measure what recording costs booking
  */
 import { isTargetName, TARGET_NAMES, type TargetName } from "./target.js"
 

@@ -18,6 +18,7 @@
 import { createHmac, randomBytes, randomInt } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import pg from "pg"
+import { ACTIVITY_COLUMNS, activityBatcher, activityValues } from "./handActivity.js"
 import { REQUIRED_FIELDS } from "./floor.js"
 import { CUSTOMER_NO, DERIVED, digits, eventId } from "./handBooking.js"
 import { bookingBody, closeServer, fail, type Json, listen, missingFields, readBody, sendJson } from "./plainHttp.js"
@@ -76,6 +77,13 @@ export const startFloorPg: StartTarget = async ({ host, port, databaseUrl }) => 
      values ($1, 'live', $2, 'active', 1, $3, $4, $5)`,
     [CUSTOMER_NO, `key_${CUSTOMER_NO}_live`, keyHash(apiKey), apiKey.slice(-4), Date.now()]
   )
+  const activity = activityBatcher(async (rows) => {
+    const values = rows.map((_, r) => `(${Array.from({ length: 9 }, (_, c) => `$${r * 9 + c + 1}`).join(", ")})`)
+    await pool.query(
+      `insert into "waybill_activity" ${ACTIVITY_COLUMNS} values ${values.join(", ")}`,
+      rows.flatMap(activityValues)
+    )
+  })
   const pragmas = await pgSettings(async (text) => (await pool.query(text)).rows, BENCH_POOL_SIZE)
 
   /** One shipment in one transaction; false when its tracking number was taken (nothing written). */
@@ -156,6 +164,7 @@ export const startFloorPg: StartTarget = async ({ host, port, databaseUrl }) => 
       return fail(res, 401, "Access denied.")
     }
     const customerNo = String(row["customer_no"])
+    activity.track(req, res, customerNo, "live")
     const bytes = await readBody(req)
     if (bytes === undefined) return fail(res, 413, "The body is too large.")
     const body = bookingBody(bytes)
@@ -197,6 +206,7 @@ export const startFloorPg: StartTarget = async ({ host, port, databaseUrl }) => 
     rowCounts: async () => ({ shipments: await count("waybill_shipments"), events: await count("waybill_events") }),
     close: async () => {
       await closeServer(server)
+      await activity.close()
       await pool.end()
     }
   }

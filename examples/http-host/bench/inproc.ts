@@ -88,7 +88,11 @@ const config = {
 }
 const layer = waybillLayer(db, { dbFile, config })
 const created = await Effect.runPromise(Accounts.createAccount({ name: "Bench" }).pipe(Effect.provide(layer)))
-const handler = createHandler(Layer.merge(layer, loggingLayer(benchLog())), { allowInsecureHttp: true })
+// BENCH_ACTIVITY=off: no account activity recording (what recording costs, compared).
+const handler = createHandler(Layer.merge(layer, loggingLayer(benchLog())), {
+  allowInsecureHttp: true,
+  ...(process.env["BENCH_ACTIVITY"] === "off" ? { activity: false as const } : {})
+})
 const key = Redacted.value(created.liveKey)
 
 const FETCH = process.argv.includes("--fetch")

@@ -110,6 +110,8 @@ export const servePlainTarget = async (options: {
   readonly sqlite: Database.Database
   readonly tables: { readonly shipments: string; readonly events: string }
   readonly route: PlainRoute
+  /** Runs after the server closed, before the database does (a last batch to write). */
+  readonly beforeClose?: () => Promise<void>
 }): Promise<RunningTarget> => {
   const { sqlite, route } = options
   const count = (table: string) => sqlite.prepare(`select count(*) from ${table}`).pluck()
@@ -131,6 +133,7 @@ export const servePlainTarget = async (options: {
     rowCounts: async () => ({ shipments: Number(countShipments.get()), events: Number(countEvents.get()) }),
     close: async () => {
       await closeServer(server)
+      await options.beforeClose?.()
       sqlite.close()
     }
   }

@@ -44,7 +44,9 @@ export const startWaybill: StartTarget = async ({ dbFile, host, port, databaseUr
     config: benchConfig,
     operatorToken: Redacted.make(BENCH_OPERATOR_TOKEN),
     allowInsecureHttp: true,
-    log: benchLog()
+    log: benchLog(),
+    // BENCH_ACTIVITY=off: no account activity recording, to measure what recording costs.
+    ...(process.env["BENCH_ACTIVITY"] === "off" ? { activity: { record: false } } : {})
   })
   const db = running.database.db
   try {

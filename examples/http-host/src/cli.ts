@@ -13,11 +13,14 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"
 import * as Option from "effect/Option"
 import {
   Abuse,
   Accounts,
+  Activity,
   ClientIp,
   Documents,
   Idempotency,
@@ -25,6 +28,8 @@ import {
   Operations,
   Page,
   Provisioning,
+  User,
+  Users,
   Webhooks
 } from "@waybill/core"
 import { OperatorViews } from "@waybill/http"
@@ -33,6 +38,7 @@ import { type LogFormat, parseLogFormat } from "./observability.js"
 import { sampleShipment } from "./sample.js"
 import { ConfigError, flagOptions, loadSettings, smtpUrl, waybillConfig } from "./config.js"
 import { allowList, type WebhookHostOptions } from "./webhooks.js"
+import { provisioningLayer } from "./provisioning.js"
 
 const USAGE = `Usage: pnpm waybill <command> [options]
 
@@ -63,6 +69,11 @@ Commands:
   key rotate  --customer NO --mode live|test   replace the key (prints the new key once)
   key disable --customer NO --mode live|test   stop the key working (and everything issued under it)
   key enable  --customer NO --mode live|test   let a disabled key work again (old tickets stay dead)
+  user invite --customer NO --email ADDRESS [--role member|owner] --base-url URL
+                                  mail a one-time link (24 hours) to set a password for the account
+                                  portal, through the configured mailer (--mail-dir or --smtp-url, as
+                                  serve); the link starts with --base-url, the server's public URL
+  user list --customer NO         the account's portal users (role, whether the password is set)
   ip block IP [--hours 1] [--reason TEXT]   refuse an address (an IPv6 address blocks its /64)
   ip unblock IP                   lift a block (and forget the address's abuse counts)
   ip list [PAGE]                  blocks in force, newest first
@@ -95,6 +106,7 @@ Commands:
   webhook recover ENDPOINT_ID --since TIME   queue again what the endpoint selected and did not get
   webhook test ENDPOINT_ID        queue a webhook.test event for the endpoint
   idempotency purge               delete Idempotency-Key records older than 24 h (serve does it hourly)
+  activity purge                  delete account activity (API calls) older than 30 days (serve does it hourly)
 
 PAGE, on every list: [--limit N] [--starting-after CURSOR]
                       lists are newest first, N (1 to 100, default 20) at a time; when more
@@ -147,6 +159,8 @@ const COMMAND_FLAGS = {
   "starting-after": { type: "string" },
   stop: { type: "string" },
   reason: { type: "string" },
+  email: { type: "string" },
+  role: { type: "string" },
   help: { type: "boolean", short: "h", default: false }
 } as const
 
@@ -258,6 +272,10 @@ const describeError = (e: unknown): string => {
   if (err._tag === "InvalidWebhook") return (e as { message: string }).message
   if (err._tag === "WebhookNotFound") return `no webhook endpoint ${(e as { id: string }).id}`
   if (err._tag === "DocumentNotFound") return `no document ${(e as { id: string }).id}`
+  if (err._tag === "UserExists")
+    return `${(e as { email: string }).email} already signs in (to this account or another)`
+  if (err._tag === "InvalidEmail") return `not an e-mail address`
+  if (err._tag === "MailFailed") return `the e-mail could not be sent: ${err.message ?? ""}`
   return err.message ?? String(e)
 }
 
@@ -321,7 +339,10 @@ const commands: Record<string, () => Promise<void>> = {
         process.stdout.write(
           `\nThis database was new, so a demo account was created. Its keys are shown once:\n` +
             `  customer_no  ${demo.customer_no}\n  live key     ${demo.live_key}\n  test key     ${demo.test_key}\n\n` +
-            `Book a test shipment:\n\n${curlExample(host.url, demo.test_key)}\n\n`
+            `Book a test shipment:\n\n${curlExample(host.url, demo.test_key)}\n\n` +
+            `The account portal is at ${host.url}/portal/. To sign in, invite yourself and open the\n` +
+            `link in the e-mail (${smtp === undefined ? `an .eml file in ${mailDir ?? `${dbFile}.mail`}` : "sent over SMTP"}):\n\n` +
+            `  pnpm waybill user invite --customer ${demo.customer_no} --email you@example.com --base-url ${host.url}\n\n`
         )
       } else {
         process.stdout.write(
@@ -486,6 +507,64 @@ const commands: Record<string, () => Promise<void>> = {
       })
     } else throw new UsageError("key rotate|disable|enable --customer NO --mode live|test")
   }
+}
+
+commands["user"] = async () => {
+  const sub = positionals[1]
+  const customer = need(values.customer, "--customer")
+  if (sub === "invite") {
+    const email = need(values.email, "--email")
+    const role = values.role
+    if (role !== undefined && !User.isRole(role)) throw new UsageError("--role must be member or owner")
+    // The link leaves this machine by e-mail, so it comes only from the configured public URL.
+    const baseUrl = settings["base-url"]
+    if (baseUrl === undefined)
+      throw new UsageError(
+        "user invite needs --base-url URL (the server's public URL, as serve uses for e-mailed links)"
+      )
+    const smtp = smtpUrl(settings)
+    const mailDir = settings["mail-dir"]
+    const mailFrom = settings["mail-from"]
+    const mail = provisioningLayer(dbFile, {
+      ...(mailDir === undefined ? {} : { dir: mailDir }),
+      ...(smtp === undefined ? {} : { smtpUrl: smtp }),
+      ...(mailFrom === undefined ? {} : { from: mailFrom })
+    })
+    // The mailer's log line (where a development e-mail was written) goes to stderr: stdout is the answer.
+    const invited = await withCore(
+      Users.invite({ customerNo: customer, email, ...(role === undefined ? {} : { role }), linkBase: baseUrl }).pipe(
+        Effect.provide(
+          Layer.merge(mail, Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)))
+        )
+      )
+    )
+    out(
+      `invited ${email} (${invited.role}) to ${customer}: user ${invited.userId}; the link works once, for 24 hours`,
+      {
+        customer_no: customer,
+        user_id: invited.userId,
+        email_address: email,
+        role: invited.role
+      }
+    )
+  } else if (sub === "list") {
+    const users = await withCore(Effect.zipRight(Accounts.showAccount(customer), Users.list(customer)))
+    const view = users.map((u) => ({
+      user_id: u.userId,
+      email_address: u.email,
+      role: u.role,
+      status: u.active ? "active" : "invited",
+      invited_by: u.invitedBy,
+      created_at: new Date(u.createdAt).toISOString()
+    }))
+    out(
+      view.length === 0
+        ? "no users"
+        : view.map((u) => `${u.user_id}  ${u.email_address}  ${u.role}  ${u.status}`).join("\n"),
+      { customer_no: customer, data: view }
+    )
+  } else
+    throw new UsageError("user invite --customer NO --email ADDRESS [--role member|owner] | user list --customer NO")
 }
 
 const ACTIONS = new Set<string>(Operations.ActionName.literals)
@@ -799,6 +878,13 @@ commands["idempotency"] = async () => {
   if (sub !== "purge") throw new UsageError("idempotency purge")
   const n = await withCore(Idempotency.purgeExpired)
   out(`${n} expired Idempotency-Key record(s) deleted`, { deleted: n })
+}
+
+commands["activity"] = async () => {
+  const sub = positionals[1]
+  if (sub !== "purge") throw new UsageError("activity purge")
+  const n = await withCore(Activity.purgeExpired)
+  out(`${n} activity entr${n === 1 ? "y" : "ies"} older than 30 days deleted`, { deleted: n })
 }
 
 const main = async () => {

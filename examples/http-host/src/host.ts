@@ -25,6 +25,7 @@ import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
 import { RateLimitBuffered } from "@waybill/rate-limit-buffered"
 import { apiDocs } from "@waybill/api-docs"
+import { createPortal, type WaybillPortal } from "@waybill/portal"
 import type { PoolStats } from "@waybill/metrics-prometheus"
 import { createHandler, type WaybillHandler } from "@waybill/http"
 import { toNodeListener } from "@waybill/http-node"
@@ -42,6 +43,8 @@ import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { checkMasterSecret, keyRingLayer, loadMasterSecret } from "./secrets.js"
 import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from "./webhooks.js"
 import { type IdempotencyPurgeOptions, startIdempotencyPurger } from "./idempotency.js"
+import { type ActivityHostOptions, startActivityPurger } from "./activity.js"
+import { type SessionPurgeOptions, startSessionPurger } from "./sessions.js"
 
 export interface HostOptions {
   /**
@@ -269,6 +272,10 @@ export interface ServeOptions extends HostOptions {
   readonly mail?: MailHostOptions
   /** The periodic cleanup of expired `Idempotency-Key` records (hourly by default). */
   readonly idempotency?: IdempotencyPurgeOptions
+  /** The account activity log: recording (on by default) and the hourly purge of entries older than 30 days. */
+  readonly activity?: ActivityHostOptions
+  /** The hourly purge of the portal's expired sessions, one-time links and sign-in locks. */
+  readonly sessions?: SessionPurgeOptions
   /** Log lines: JSON at info level by default (`--log-format`). */
   readonly log?: LogOptions
   /**
@@ -282,6 +289,8 @@ export interface RunningHost {
   readonly url: string
   readonly server: Server
   readonly handler: WaybillHandler
+  /** The account portal mounted under `/portal/`. */
+  readonly portal: WaybillPortal
   readonly database: OpenDatabase
   /** Turns `/readyz` to 503 (`draining`) so balancers stop sending work before the host stops. */
   readonly setDraining: () => void
@@ -317,6 +326,22 @@ const withApiDocs = (
     const url = req.url ?? "/"
     if (url.startsWith("/api/v1/docs") && docs.handles(url.split("?", 1)[0]!)) page(req, res)
     else waybill(req, res)
+  }
+}
+
+/**
+ * The account portal (`@waybill/portal`) in front of the handler: `/portal` and every path below
+ * it go to the portal, everything else on.
+ */
+const withPortal = (
+  portal: WaybillPortal,
+  next: (req: IncomingMessage, res: ServerResponse) => void
+): ((req: IncomingMessage, res: ServerResponse) => void) => {
+  const pages = toNodeListener(portal.handler)
+  return (req, res) => {
+    const url = req.url ?? "/"
+    if (url.startsWith(portal.basePath) && portal.handles(url.split("?", 1)[0]!)) pages(req, res)
+    else next(req, res)
   }
 }
 
@@ -356,7 +381,11 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const address = server.address() as AddressInfo
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address
   const url = `${options.tls === undefined ? "http" : "https"}://${host}:${address.port}`
+  // One memo map for the API handler and the portal: the layer is built once and its services
+  // (the storage engine's stores, the buffered rate limiter, the mailer) are shared by both.
+  const memoMap = Effect.runSync(Layer.makeMemoMap)
   const handler = createHandler(layer, {
+    memoMap,
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     emailLinkBaseUrl: options.baseUrl ?? url,
     ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
@@ -370,16 +399,27 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
       draining: () => draining
     }),
     metrics: prometheusPage(database.engine, database.pool),
-    ...(options.tracing === undefined ? {} : { tracing: true })
+    ...(options.tracing === undefined ? {} : { tracing: true }),
+    ...(options.activity?.record === false ? { activity: false as const } : {})
   })
-  wired.listener = withApiDocs(toNodeListener(handler))
+  const portal = createPortal(layer, {
+    memoMap,
+    publicOrigin: options.baseUrl ?? url,
+    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
+    ...(options.allowInsecureHttp === true ? { allowInsecureHttp: true } : {}),
+    ...(options.webhooks?.allowPrivate === undefined ? {} : { webhookAllowPrivate: options.webhooks.allowPrivate })
+  })
+  wired.listener = withPortal(portal, withApiDocs(toNodeListener(handler)))
   const dispatcher: RunningDispatcher | undefined =
     options.webhooks?.dispatch === false
       ? undefined
       : startDispatcher(database.engine, secretFileOf(options), options.webhooks)
   const purger = startIdempotencyPurger(database.engine, options.idempotency)
+  const activityPurger = startActivityPurger(database.engine, options.activity)
+  const sessionPurger = startSessionPurger(database.engine, options.sessions, options.clock)
   let stopping: Promise<void> | undefined
   const release = async () => {
+    await portal.dispose()
     await handler.dispose()
     await database.close()
   }
@@ -387,6 +427,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     url,
     server,
     handler,
+    portal,
     database,
     isDraining: () => draining,
     setDraining: () => {
@@ -395,6 +436,8 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     close: async () => {
       draining = true
       await purger.stop()
+      await activityPurger.stop()
+      await sessionPurger.stop()
       await dispatcher?.stop()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
@@ -403,7 +446,13 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
     shutdown: ({ graceMs }) => {
       stopping ??= (async () => {
         draining = true
-        await Promise.all([drain(server, graceMs), dispatcher?.stop(), purger.stop()])
+        await Promise.all([
+          drain(server, graceMs),
+          dispatcher?.stop(),
+          purger.stop(),
+          activityPurger.stop(),
+          sessionPurger.stop()
+        ])
         await release()
       })()
       return stopping

@@ -11,7 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type { Mailer, PasswordHasher } from "@waybill/core"
 import * as FileMailer from "@waybill/mail-file"
-import { scryptLayer } from "./password.js"
+import { scryptLayer } from "@waybill/password-scrypt"
 
 export interface MailHostOptions {
   /** Folder for `.eml` files (the default mailer); defaults to `<dbFile>.mail`. */

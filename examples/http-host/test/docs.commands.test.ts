@@ -253,7 +253,7 @@ const textPattern = (claim: string): RegExp => {
     /\b[ECMP][SD]T\b/g,
     /wb_(?:live|test)_[A-Za-z0-9]+(?:…|\.\.\.)?/g,
     /whsec_[A-Za-z0-9+/=]+/g,
-    /\b(?:doc|evt|we|wr|vk)_[A-Za-z0-9_-]+/g,
+    /\b(?:doc|evt|we|wr|vk|usr)_[A-Za-z0-9_-]+/g,
     /token=[A-Za-z0-9_-]+/g,
     /(?<=--starting-after )[A-Za-z0-9_-]+/g,
     /\d+(?:\.\d+)?/g
@@ -329,6 +329,8 @@ interface Host {
   readonly liveKey: string
   readonly testKey: string
   readonly printedCurl: string
+  /** The demo account's customer number, as `serve` printed it. */
+  readonly customerNo: string
   readonly child: ChildProcess
 }
 
@@ -367,7 +369,8 @@ const startServe = async (): Promise<Host> => {
     dir,
     liveKey: /live key\s+(wb_live_\S+)/.exec(out)![1]!,
     testKey: /test key\s+(wb_test_\S+)/.exec(out)![1]!,
-    printedCurl: out.slice(out.indexOf("curl -s"), out.indexOf("Press Ctrl+C")).trim(),
+    printedCurl: out.slice(out.indexOf("curl -s"), out.indexOf("The account portal is at")).trim(),
+    customerNo: /customer_no\s+(\d+)/.exec(out)![1]!,
     child
   }
 }
@@ -445,7 +448,9 @@ const runPage = async (page: string) => {
   const subs = new Map<string, string>([
     ["http://127.0.0.1:8080", host.url],
     ["wb_live_...", host.liveKey],
-    ["wb_test_...", host.testKey]
+    ["wb_test_...", host.testKey],
+    // quick-start.md's demo account, as serve printed it
+    ["7305856", host.customerNo]
   ])
   for (const [number, make] of Object.entries(FIXTURES[page] ?? {})) subs.set(number, await make())
   expect(steps.length, `${page} has commands`).toBeGreaterThan(0)

@@ -17,6 +17,7 @@ import { Accounts, type Cancel, Config, type WaybillConfigShape } from "@waybill
 import type { IdempotencyPurgeOptions } from "../src/idempotency.js"
 import type { LogOptions } from "../src/observability.js"
 import type { MailHostOptions } from "../src/provisioning.js"
+import type { SessionPurgeOptions } from "../src/sessions.js"
 import { type HostServices, serve, waybillLayer, type RunningHost } from "../src/host.js"
 import { sampleShipment } from "../src/sample.js"
 import type { WebhookHostOptions } from "../src/webhooks.js"
@@ -71,6 +72,8 @@ export const startHost = async (
     readonly mail?: MailHostOptions
     /** The host's periodic `Idempotency-Key` cleanup (tests of the CLI's purge turn it off). */
     readonly idempotency?: IdempotencyPurgeOptions
+    /** The host's periodic purge of ended portal sessions (tests shorten its period). */
+    readonly sessions?: SessionPurgeOptions
     /** Logging (default: warnings and errors only, so a suite's requests do not flood its output). */
     readonly log?: LogOptions
     /** A tracer layer (tracing is off without one). */
@@ -94,6 +97,7 @@ export const startHost = async (
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     ...(options.mail === undefined ? {} : { mail: options.mail }),
     ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
+    ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
     log: options.log ?? { level: LogLevel.Warning },
     ...(options.tracing === undefined ? {} : { tracing: options.tracing })
   })

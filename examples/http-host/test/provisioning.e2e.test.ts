@@ -5,6 +5,7 @@
  * wrong turn gets a clear answer. Time moves on a controlled clock, never by waiting.
  */
 import { execFile } from "node:child_process"
+import { createHash } from "node:crypto"
 import { request as httpRequest } from "node:http"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -268,6 +269,18 @@ describe("provisioning: the happy path", () => {
     expect(page.headers.get("referrer-policy")).toBe("no-referrer")
     const html = await page.text()
     expect(html).toContain('<form method="post"')
+    // In the shared look, on a phone too, with a policy that allows only the page's own stylesheet.
+    expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">')
+    expect(html).toContain('<span class="wordmark">Waybill</span>')
+    expect(html).toContain('<button type="submit">Confirm my e-mail address</button>')
+    const policy = page.headers.get("content-security-policy") ?? ""
+    expect(policy).not.toContain("unsafe-inline")
+    expect(policy).toContain("default-src 'none'")
+    const styles = [...html.matchAll(/<style>([^<]*)<\/style>/g)].map((m) => m[1]!)
+    expect(styles).toHaveLength(1)
+    const hash = createHash("sha256").update(styles[0]!, "utf8").digest("base64")
+    expect(policy).toContain(`style-src 'sha256-${hash}'`)
+    expect(html).not.toMatch(/\sstyle=|<script/)
     // A prefetching scanner's GET did not verify.
     expect((await action(t.url, "pre-register-check", { idx: p.idx, email_address: p.email })).status).toBe(403)
 
@@ -281,8 +294,10 @@ describe("provisioning: the happy path", () => {
     const first = await confirm()
     expect(first.status).toBe(200)
     expect(await first.text()).toContain("Email verified.")
+    expect(first.headers.get("content-security-policy")).toBe(policy)
     const second = await confirm()
     expect(second.status).toBe(400)
+    expect(await second.text()).toContain("This verification link is not valid")
     expect((await fetch(link)).status).toBe(400)
 
     const c = await action(t.url, "pre-register-check", { idx: p.idx, email_address: p.email })

@@ -27,8 +27,7 @@ import {
 } from "@waybill/core"
 import { migrate, sqliteEngine, StorageKysely } from "@waybill/storage-kysely"
 import { keyRingLayer } from "../src/secrets.js"
-import { Mail, type MailMessage, Mailer, ProvisioningStore } from "@waybill/core"
-import { ProvisioningStoreContract } from "@waybill/testkit"
+import { Mail, type MailMessage, Mailer, UserStore } from "@waybill/core"
 
 type Script = (request: WebhookRequest, call: number) => Effect.Effect<WebhookResponse>
 
@@ -193,11 +192,25 @@ describe("Webhooks.dispatchOnce", () => {
     Effect.gen(function* () {
       const { context, mails } = yield* setup(() => Effect.succeed(down))
       yield* Effect.gen(function* () {
-        // The account was made by provisioning, so its owner has an address to be told at.
-        const owner = ProvisioningStoreContract.registration()
-        yield* Effect.flatMap(ProvisioningStore, (p) =>
-          p.insert({ ...owner, state: { ...owner.state, customerNo: "103" } })
-        )
+        // The account's owners who signed up are told; a member and an owner still invited are not.
+        const user = (email: string, role: "owner" | "member", passwordHash: string | null) =>
+          Effect.flatMap(UserStore, (u) =>
+            u.insertUser({
+              userId: `usr_${email}`,
+              customerNo: "103",
+              email,
+              role,
+              passwordHash,
+              passwordVersion: 1,
+              passwordChangedAt: null,
+              invitedBy: null,
+              createdAt: 0
+            })
+          )
+        yield* user("owner@acme.test", "owner", "$scrypt$x")
+        yield* user("member@acme.test", "member", "$scrypt$x")
+        yield* user("invited@acme.test", "owner", null)
+        const owner = { email: "owner@acme.test" }
         const e = yield* endpointRecord("103", { failingSince: 0 })
         yield* TestClock.setTime(5 * 86_400_000 - 1)
         yield* append("103", "T4", "shipment.booked")
