@@ -30,7 +30,7 @@ const coreRestrictedGlobals = ["process", "Buffer", "global", "__dirname", "__fi
   message: `${coreNodeMessage} Configuration reaches core decoded as WaybillConfig, never from the environment.`
 }))
 
-const testFiles = ["**/test/**", "**/*.test.ts", "**/*.spec.ts"]
+const testFiles = ["**/test/**", "**/*.test.ts", "**/*.test.tsx", "**/*.spec.ts"]
 
 export default defineConfig([
   globalIgnores([
@@ -47,7 +47,7 @@ export default defineConfig([
 
   {
     name: "waybill/files",
-    files: ["**/*.{js,mjs,cjs,ts,mts,cts}"]
+    files: ["**/*.{js,mjs,cjs,ts,mts,cts,tsx}"]
   },
 
   js.configs.recommended,
