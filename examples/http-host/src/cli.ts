@@ -69,10 +69,11 @@ Commands:
   key rotate  --customer NO --mode live|test   replace the key (prints the new key once)
   key disable --customer NO --mode live|test   stop the key working (and everything issued under it)
   key enable  --customer NO --mode live|test   let a disabled key work again (old tickets stay dead)
-  user invite --customer NO --email ADDRESS [--role member|owner] --base-url URL
+  user invite --customer NO --email ADDRESS [--role member|owner] [--base-url URL]
                                   mail a one-time link (24 hours) to set a password for the account
                                   portal, through the configured mailer (--mail-dir or --smtp-url, as
                                   serve); the link starts with --base-url, the server's public URL
+                                  (default: where serve listens, http://HOST:PORT)
   user list --customer NO         the account's portal users (role, whether the password is set)
   ip block IP [--hours 1] [--reason TEXT]   refuse an address (an IPv6 address blocks its /64)
   ip unblock IP                   lift a block (and forget the address's abuse counts)
@@ -516,11 +517,15 @@ commands["user"] = async () => {
     const email = need(values.email, "--email")
     const role = values.role
     if (role !== undefined && !User.isRole(role)) throw new UsageError("--role must be member or owner")
-    // The link leaves this machine by e-mail, so it comes only from the configured public URL.
-    const baseUrl = settings["base-url"]
-    if (baseUrl === undefined)
-      throw new UsageError(
-        "user invite needs --base-url URL (the server's public URL, as serve uses for e-mailed links)"
+    // The link leaves this machine by e-mail, so it starts where serve's own e-mailed links do on
+    // the same settings: --base-url, else the address serve listens on (never a request's Host).
+    const configured = settings["base-url"]
+    const listen = settings.host.includes(":") ? `[${settings.host}]` : settings.host
+    const baseUrl =
+      configured ?? `${settings["tls-cert"] === undefined ? "http" : "https"}://${listen}:${settings.port}`
+    if (configured === undefined)
+      process.stderr.write(
+        `the link starts with ${baseUrl}, where serve listens with these settings; a public server needs --base-url URL\n`
       )
     const smtp = smtpUrl(settings)
     const mailDir = settings["mail-dir"]

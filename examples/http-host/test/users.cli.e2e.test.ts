@@ -50,9 +50,6 @@ describe("pnpm waybill user (CLI)", () => {
     const customer = created.out.customer_no as string
     expect((await waybill("user", "list", "--customer", customer)).out).toEqual({ customer_no: customer, data: [] })
 
-    const noBase = await waybill("user", "invite", "--customer", customer, "--email", "ada@portal-customer.test")
-    expect(noBase.code).toBe(2)
-    expect(noBase.out.error).toContain("--base-url")
     const badRole = await waybill(
       "user",
       "invite",
@@ -108,6 +105,15 @@ describe("pnpm waybill user (CLI)", () => {
     )
     expect(again.code).toBe(1)
     expect(again.out.error).toContain("already signs in")
+
+    // Without --base-url the link starts where serve listens on the same settings.
+    const before = new Set(readdirSync(mailDir))
+    const local = await waybill("user", "invite", "--customer", other.out.customer_no, "--email", "bo@other.test")
+    expect([local.code, local.out.role]).toEqual([0, "owner"])
+    const localMail = readdirSync(mailDir).filter((f) => f.endsWith(".eml") && !before.has(f))
+    expect(localMail).toHaveLength(1)
+    const localText = (await simpleParser(readFileSync(join(mailDir, localMail[0]!)))).text ?? ""
+    expect(localText).toMatch(/http:\/\/127\.0\.0\.1:8080\/portal\/invite\/\?token=[A-Za-z0-9_-]{43}/)
 
     const listed = await waybill("user", "list", "--customer", customer)
     expect(listed.out.data).toEqual([
