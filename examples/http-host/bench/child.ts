@@ -6,8 +6,9 @@
  * exits on `stop` or when the orchestrator goes away. On request it profiles its own CPU
  * (cpuprofile.ts) between `profile-start` and `profile-stop`.
  */
+import { getHeapSpaceStatistics } from "node:v8"
 import { type Profiler, startProfiler } from "./cpuprofile.js"
-import type { ChildMessage, ChildOp, ChildOpResult, ParentMessage } from "./protocol.js"
+import type { ChildMemory, ChildMessage, ChildOp, ChildOpResult, ParentMessage } from "./protocol.js"
 import { isTargetName } from "./target.js"
 import { loadTarget } from "./targets.js"
 
@@ -16,6 +17,29 @@ const send = (message: ChildMessage): Promise<void> =>
     if (process.send === undefined) throw new Error("bench/child.ts must be spawned with an IPC channel")
     process.send(message, undefined, {}, () => resolve())
   })
+
+const MiB = 1024 * 1024
+/** RSS before the target's modules load: Node, the module loader (tsx) and this file's imports. */
+const beforeTarget = process.memoryUsage.rss() / MiB
+
+const memory = (gc: boolean): ChildMemory => {
+  if (gc) {
+    const collect = (globalThis as { gc?: () => void }).gc
+    if (collect === undefined) throw new Error("memory gc needs the child started with --expose-gc")
+    collect()
+  }
+  const m = process.memoryUsage()
+  const old = getHeapSpaceStatistics().find((s) => s.space_name === "old_space")
+  return {
+    beforeTargetMiB: beforeTarget,
+    rssMiB: m.rss / MiB,
+    heapTotalMiB: m.heapTotal / MiB,
+    heapUsedMiB: m.heapUsed / MiB,
+    oldSpaceMiB: (old?.space_size ?? 0) / MiB,
+    externalMiB: m.external / MiB,
+    maxRssMiB: process.resourceUsage().maxRSS / 1024
+  }
+}
 
 const main = async (): Promise<void> => {
   const [name, dbFile, databaseUrl] = process.argv.slice(2)
@@ -38,6 +62,8 @@ const main = async (): Promise<void> => {
         const r = process.resourceUsage()
         return { userMicros: r.userCPUTime, systemMicros: r.systemCPUTime, maxRssKiB: r.maxRSS }
       }
+      case "memory":
+        return memory(arg === "gc")
       case "rows":
         return target.rowCounts()
       case "profile-start":

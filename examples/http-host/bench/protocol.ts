@@ -5,7 +5,7 @@
  */
 import type { PragmaValues } from "./sqlite.js"
 
-export type ChildOp = "usage" | "rows" | "profile-start" | "profile-stop" | "stop"
+export type ChildOp = "usage" | "memory" | "rows" | "profile-start" | "profile-stop" | "stop"
 
 /** CPU time (microseconds) and peak RSS as the child sees itself (`process.resourceUsage`). */
 export interface ChildUsage {
@@ -14,8 +14,25 @@ export interface ChildUsage {
   readonly maxRssKiB: number
 }
 
+/**
+ * Where the child's memory is (MiB): the process before it loaded its target (Node and the
+ * module loader), now, the V8 heap and its old generation, memory outside the heap, and the
+ * peak RSS so far. With the request's `arg` "gc" (and the child started with `--expose-gc`) a
+ * full collection runs first, so the heap figures are what is live.
+ */
+export interface ChildMemory {
+  readonly beforeTargetMiB: number
+  readonly rssMiB: number
+  readonly heapTotalMiB: number
+  readonly heapUsedMiB: number
+  readonly oldSpaceMiB: number
+  readonly externalMiB: number
+  readonly maxRssMiB: number
+}
+
 export interface ChildOpResult {
   readonly usage: ChildUsage
+  readonly memory: ChildMemory
   readonly rows: Readonly<Record<string, number>>
   readonly "profile-start": null
   /** The .cpuprofile file written (its path is the request's `arg`). */
