@@ -37,7 +37,9 @@ const projects = (): Array<TestProjectInlineConfiguration> => {
       root: `./${folder}`,
       resolve: { conditions: [SOURCE_CONDITION] },
       ssr: { resolve: { conditions: [SOURCE_CONDITION] } },
-      test: { name }
+      // Projects without a config of their own get 30 s a test, not vitest's 5: property tests
+      // doing real I/O take seconds when CI runs every project at once on two cores.
+      test: existsSync(config) ? { name } : { name, testTimeout: 30_000 }
     }
   })
 }
