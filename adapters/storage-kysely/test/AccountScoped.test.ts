@@ -230,8 +230,10 @@ for (const target of targets) {
         expect(yield* tagOf(Webhooks.account.deliveryLog(a, theirs.id, q))).toEqual(notFound)
         expect(yield* tagOf(Webhooks.account.recover(a, theirs.id, 0))).toEqual(notFound)
         expect(yield* tagOf(Webhooks.account.sendTest(a, theirs.id))).toEqual(notFound)
-        expect(yield* tagOf(Webhooks.account.resend(a, theirEvents[0]!.id))).toEqual(notFound)
-        expect(yield* tagOf(Webhooks.account.resend(a, "evt_unknown"))).toEqual(notFound)
+        expect(yield* tagOf(Webhooks.account.resend(a, theirs.id, theirEvents[0]!.id))).toEqual(notFound)
+        expect(yield* tagOf(Webhooks.account.resend(a, theirs.id, myEvents[0]!.id))).toEqual(notFound)
+        expect(yield* tagOf(Webhooks.account.resend(a, mine.id, theirEvents[0]!.id))).toEqual(notFound)
+        expect(yield* tagOf(Webhooks.account.resend(a, mine.id, "evt_unknown"))).toEqual(notFound)
         expect(yield* tagOf(Webhooks.account.delete(a, theirs.id))).toEqual(notFound)
         // Nothing of B's changed.
         const still = yield* Webhooks.getEndpoint(theirs.id)
@@ -246,11 +248,11 @@ for (const target of targets) {
         expect((yield* Webhooks.account.deliveries(a, mine.id, q)).page.items.map((d) => d.eventId)).toEqual([
           myEvents[0]!.id
         ])
-        expect(yield* Webhooks.account.resend(a, myEvents[0]!.id)).toBe(1)
+        expect(yield* Webhooks.account.resend(a, mine.id, myEvents[0]!.id)).toBe(1)
         const testEvent = yield* Webhooks.account.sendTest(a, mine.id)
         expect(testEvent).toMatch(/^evt_/)
-        expect(yield* Webhooks.account.resend(a, testEvent)).toBe(1)
-        expect(yield* tagOf(Webhooks.account.resend(b, testEvent))).toEqual(Option.some("WebhookNotFound"))
+        expect(yield* Webhooks.account.resend(a, mine.id, testEvent)).toBe(1)
+        expect(yield* tagOf(Webhooks.account.resend(b, theirs.id, testEvent))).toEqual(Option.some("WebhookNotFound"))
         expect((yield* Webhooks.account.update(a, mine.id, { eventTypes: ["shipment.canceled"] })).eventTypes).toEqual([
           "shipment.canceled"
         ])
@@ -277,7 +279,7 @@ for (const target of targets) {
         })
         const booked = (yield* (yield* EventOutbox).listByShipment(shipment.trackNo))[0]!
         // The fixture's event is queued at its own (later) time; a resend makes it due now.
-        yield* Webhooks.account.resend(a, booked.id)
+        yield* Webhooks.account.resend(a, endpoint.id, booked.id)
         yield* Webhooks.dispatchOnce({ owner: "log-test" }).pipe(Effect.provide(transport))
         const { page } = yield* Webhooks.account.log(a, endpoint.id, { limit: 10 })
         expect(page.items.map((l) => [l.eventId, l.eventType, l.status, l.durationMs, l.response]).sort()).toEqual(
@@ -289,6 +291,33 @@ for (const target of targets) {
         expect(yield* tagOf(Webhooks.account.log(b, endpoint.id, { limit: 10 }))).toEqual(
           Option.some("WebhookNotFound")
         )
+      }).pipe(Effect.provide(layer()))
+    )
+
+    it.effect("Webhooks.account.resend sends the event to that endpoint only, not to the account's others", () =>
+      Effect.gen(function* () {
+        const a = yield* newAccount
+        const { endpoint: one } = yield* Webhooks.account.add(a, {
+          url: "https://hooks.example.com/one",
+          eventTypes: ["*"]
+        })
+        const { endpoint: two } = yield* Webhooks.account.add(a, {
+          url: "https://hooks.example.com/two",
+          eventTypes: ["*"]
+        })
+        const shipment = yield* book(a)
+        const booked = (yield* (yield* EventOutbox).listByShipment(shipment.trackNo))[0]!
+        const transport = Layer.succeed(WebhookTransport, {
+          send: () =>
+            Effect.succeed({ _tag: "Answered", status: 200, retryAfter: undefined, durationMs: 3, head: "ok" })
+        })
+        // Both deliveries wait for the fixture's (later) time; the resend makes only one's due now.
+        expect(yield* Webhooks.account.resend(a, one.id, booked.id)).toBe(1)
+        yield* Webhooks.dispatchOnce({ owner: "resend-test" }).pipe(Effect.provide(transport))
+        const logOf = (id: string) =>
+          Effect.map(Webhooks.account.log(a, id, { limit: 10 }), ({ page }) => page.items.map((l) => l.eventId))
+        expect(yield* logOf(one.id)).toEqual([booked.id])
+        expect(yield* logOf(two.id)).toEqual([])
       }).pipe(Effect.provide(layer()))
     )
   })

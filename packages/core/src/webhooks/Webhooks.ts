@@ -546,15 +546,19 @@ export const account = {
     }
   }),
   /**
-   * Sends one of the account's events again to every endpoint it was meant for (all of them the
-   * account's: deliveries fan out by the event's account). Another account's event id, or an
-   * unknown one, is `WebhookNotFound` with that id. How many deliveries were queued.
+   * Sends one of the account's events again to one of its endpoints, with the same `webhook-id`
+   * (the Resend of a line in that endpoint's delivery log; the account's other endpoints are
+   * not sent it again). Another account's endpoint or event, or an unknown one, is
+   * `WebhookNotFound`. How many deliveries were queued: one.
    */
-  resend: Effect.fn("Webhooks.account.resend")(function* (customerNo: string, eventId: string) {
-    const event = yield* (yield* WebhookStore).findEvent(eventId)
+  resend: Effect.fn("Webhooks.account.resend")(function* (customerNo: string, endpointId: string, eventId: string) {
+    yield* ownEndpoint(customerNo, endpointId)
+    const store = yield* WebhookStore
+    const event = yield* store.findEvent(eventId)
     if (Option.isNone(event) || event.value.customerNo !== customerNo)
       return yield* new WebhookNotFound({ id: eventId })
-    return yield* resend(eventId)
+    yield* store.enqueue(endpointId, eventId, yield* Clock.currentTimeMillis)
+    return 1
   }),
   /** Queues every event since `since` (epoch ms) that the endpoint selected and did not get. */
   recover: Effect.fn("Webhooks.account.recover")(function* (customerNo: string, id: string, since: number) {

@@ -530,10 +530,10 @@ export const disableEndpoint = endpointAction(
 /** `POST /webhooks/:id/test`: queues a `webhook.test` event for this endpoint only. */
 export const sendTest = endpointAction("/test", Webhooks.account.sendTest, "webhook-test-sent")
 
-/** `POST /webhooks/:id/resend`: sends the event in the `event` field again (same `webhook-id`). */
+/** `POST /webhooks/:id/resend`: sends the event in the `event` field again to this endpoint (same `webhook-id`). */
 export const resendEvent = endpointAction(
   "/resend",
-  (customerNo, _id, ctx) => Webhooks.account.resend(customerNo, (ctx.form.get("event") ?? "").trim()),
+  (customerNo, id, ctx) => Webhooks.account.resend(customerNo, id, (ctx.form.get("event") ?? "").trim()),
   "webhook-resent"
 )
 
