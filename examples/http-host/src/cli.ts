@@ -333,6 +333,14 @@ const commands: Record<string, () => Promise<void>> = {
         createAccount("Demo customer").pipe(Effect.provide(waybillLayer(host.database.engine, hostOptions)))
       )
     }
+    // On every interface the listening address is no address a browser uses: the portal's forms
+    // must come from the public origin, and e-mailed links start with it.
+    const wildcard = ["0.0.0.0", "[::]"].includes(new URL(host.url).hostname)
+    if (baseUrl === undefined && wildcard)
+      process.stderr.write(
+        `warning: listening on every interface without --base-url: e-mailed links start with ${host.url} and the ` +
+          `portal refuses forms from any other origin; pass --base-url with the URL browsers use\n`
+      )
     if (json) out("", { url: host.url, db: databaseName, demo_account: demo ?? null })
     else {
       process.stdout.write(`Waybill is serving ${host.url}/api/v1 from ${databaseName}\n`)
