@@ -163,6 +163,8 @@ describe("Sessions sign-in limits", () => {
     expect(Sessions.addressKey("2001:db8:1:3::5")).not.toBe(Sessions.addressKey("2001:db8:1:2::5"))
     expect(Sessions.addressKey("203.0.113.7")).not.toBe(Sessions.addressKey("203.0.113.8"))
     expect(Sessions.addressKey("")).toBeUndefined()
+    expect(Sessions.addressKey("unknown")).toBeUndefined()
+    expect(Sessions.addressKey("not an address")).toBeUndefined()
   })
 
   it("tokens have one shape: 43 base64url characters", () => {

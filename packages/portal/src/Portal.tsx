@@ -150,7 +150,9 @@ const handle = (
     const flashKey = cookies.get(`${policy.insecure ? "" : "__Host-"}${FLASH_COOKIE}`)
     const flash: ReadonlyArray<Flash> = [flashOf(flashKey)].filter((f) => f !== undefined)
     const peer = ClientIp.resolve(info.remoteAddress, request.headers.get("x-forwarded-for"), trusted)
-    const clientIp = Option.isSome(peer) ? ClientIp.format(peer.value) : "unknown"
+    // No address (a Unix socket, an embedder that passes none) is "": core then keys no
+    // per-address limit, rather than one bucket every such client shares.
+    const clientIp = Option.isSome(peer) ? ClientIp.format(peer.value) : ""
     const href = (p: string) => `${basePath}${p}`
     const base = { request, url, settings, params: found.params, form, clientIp, cookies, href }
 

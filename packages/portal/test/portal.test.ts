@@ -209,6 +209,32 @@ describe("createPortal", () => {
     expect(setCookies(next).get("__Host-waybill_flash")).toContain("Max-Age=0")
   })
 
+  it("a sign-in over a live session ends it; a public page's sign-out form carries the session's token", async () => {
+    const { portal, state } = makePortal()
+    const earlier = "an-earlier-session-token-of-someone-else-0123"
+    state.live.add(earlier)
+    const { cookie, csrf } = await signInForm(portal)
+    const answer = await portal.handler(
+      post("/portal/signin", form({ csrf, email: EMAIL, password: PASSWORD }), {
+        cookie: `${cookie}; __Host-waybill_session=${earlier}`
+      })
+    )
+    expect(answer.status).toBe(303)
+    expect([...state.live]).toEqual([SESSION_TOKEN])
+
+    // Signed in, on a public page (its own forms carry the pre-session token): sign-out works.
+    const session = `__Host-waybill_session=${SESSION_TOKEN}`
+    const reset = await portal.handler(get("/portal/reset", { cookie: session }))
+    const html = await reset.text()
+    const signOutToken = /action="\/portal\/signout"[^>]*>\s*<input type="hidden" name="csrf" value="([^"]*)"/.exec(
+      html
+    )
+    expect(signOutToken?.[1]).toBe(Redacted.value(viewer.csrfToken))
+    const out = await portal.handler(post("/portal/signout", form({ csrf: signOutToken![1]! }), { cookie: session }))
+    expect(out.status).toBe(303)
+    expect(state.live.size).toBe(0)
+  })
+
   it("uses plain cookie names without Secure when allowInsecureHttp is set", async () => {
     const { portal } = makePortal({ allowInsecureHttp: true, publicOrigin: "http://127.0.0.1:8080" })
     const page = await portal.handler(new Request("http://127.0.0.1:8080/portal/signin"))
@@ -241,7 +267,9 @@ describe("createPortal", () => {
     await portal.handler(post("/portal/signin", body, { cookie, "x-forwarded-for": "198.51.100.7" }), {
       remoteAddress: "192.0.2.1"
     })
-    expect(state.signIns.map((s) => s.clientIp)).toEqual(["198.51.100.7", "192.0.2.1"])
+    // No peer address at all (an embedder that passes none): no address, never a shared "unknown".
+    await portal.handler(post("/portal/signin", body, { cookie }))
+    expect(state.signIns.map((s) => s.clientIp)).toEqual(["198.51.100.7", "192.0.2.1", ""])
     expect(() => makePortal({ trustedProxies: ["nope"] })).toThrow(/trustedProxies/)
   })
 

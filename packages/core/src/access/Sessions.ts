@@ -130,15 +130,16 @@ export const locks = (count: number, limit: FailureLimit): boolean => count >= l
 /** The rate-limiter and lock key of a sign-in name. */
 export const accountKey = (email: string): string => `portal:signin:acct:${emailKey(email)}`
 
-/** The rate-limiter and lock key of a client address (an IPv6 address by its /64); none when unknown. */
-export const addressKey = (clientIp: string): string | undefined => {
-  const trimmed = clientIp.trim()
-  if (trimmed === "") return undefined
-  return `portal:signin:ip:${Option.match(ClientIp.parse(trimmed), {
-    onNone: () => trimmed.toLowerCase(),
-    onSome: ClientIp.blockKey
-  })}`
-}
+/**
+ * The rate-limiter and lock key of a client address (an IPv6 address by its /64); none when the
+ * address is unknown or not an address, so such clients never share one bucket that any of
+ * them could fill for all.
+ */
+export const addressKey = (clientIp: string): string | undefined =>
+  Option.match(ClientIp.parse(clientIp.trim()), {
+    onNone: () => undefined,
+    onSome: (ip) => `portal:signin:ip:${ClientIp.blockKey(ip)}`
+  })
 
 /** The viewer a stored session and its user make. */
 export const viewerOf = (session: SessionRecord, user: UserRecord): Viewer => ({

@@ -106,6 +106,8 @@ export const signIn = publicRoute("POST", "/signin", (ctx) => {
   if (Object.keys(errors).length > 0)
     return Effect.succeed(again(400, errors, [{ tone: "error", text: "Check the fields marked below." }]))
   return ctx.settings.resolver.signIn({ email, password: Redacted.make(password), clientIp: ctx.clientIp }).pipe(
+    // The session this browser held (someone else's, on a shared computer) ends on the server too.
+    Effect.tap(() => (ctx.sessionToken === undefined ? Effect.void : ctx.settings.resolver.signOut(ctx.sessionToken))),
     Effect.map((signed) => redirect(next, { cookies: [writeSession(ctx.settings.cookies, signed.token)] })),
     Effect.catchTag("SignInRefused", () => Effect.succeed(again(200, {}, [{ tone: "error", text: SIGN_IN_REFUSED }])))
   )
@@ -360,7 +362,11 @@ export const reset = publicRoute("POST", "/reset", (ctx) => {
         ? `Use at most ${MAX_EMAIL} characters.`
         : undefined
   if (error !== undefined) return Effect.succeed(page(400, <RequestResetPage ctx={ctx} email={email} error={error} />))
+  // The answer does not wait for the e-mail: an address with a user (a token written, a mail
+  // sent) must not take longer to answer than one without.
   return Users.requestReset({ email, linkBase: ctx.settings.publicOrigin }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("portal: reset request failed", cause)),
+    Effect.forkDaemon,
     Effect.as(redirect(ctx.href("/signin"), { flash: "reset-requested" }))
   )
 })

@@ -6,6 +6,7 @@
  * heading and flash messages, and the footer. Rendered to a full HTML document by
  * {@link renderDocument}.
  */
+import * as Redacted from "effect/Redacted"
 import type { ComponentChildren, VNode } from "preact"
 import { renderToString } from "preact-render-to-string"
 import type { Viewer } from "../internal/session.js"
@@ -61,7 +62,7 @@ const Messages = (props: { readonly messages: ReadonlyArray<Flash> }) =>
     </div>
   )
 
-const Nav = (props: { readonly chrome: Chrome; readonly section: Section | undefined }) => (
+const Nav = (props: { readonly chrome: Chrome; readonly viewer: Viewer; readonly section: Section | undefined }) => (
   <nav class="site-nav" aria-label="Portal">
     <ul>
       {NAV.map((entry) => (
@@ -75,7 +76,9 @@ const Nav = (props: { readonly chrome: Chrome; readonly section: Section | undef
         </li>
       ))}
       <li class="signout">
-        <PostForm action={`${props.chrome.basePath}/signout`} csrf={props.chrome.csrf}>
+        {/* Sign-out is a signed-in route: its token is the session's, even on a public page,
+            whose own forms carry the pre-session token. */}
+        <PostForm action={`${props.chrome.basePath}/signout`} csrf={Redacted.value(props.viewer.csrfToken)}>
           <Button variant="link">Sign out</Button>
         </PostForm>
       </li>
@@ -103,7 +106,9 @@ export const Layout = (props: LayoutProps) => {
             <a class="wordmark" href={`${chrome.basePath}/`}>
               Waybill
             </a>
-            {chrome.viewer === undefined ? null : <Nav chrome={chrome} section={props.section} />}
+            {chrome.viewer === undefined ? null : (
+              <Nav chrome={chrome} viewer={chrome.viewer} section={props.section} />
+            )}
           </div>
         </header>
         <main id="main" class={props.narrow === true ? "narrow" : undefined}>
