@@ -16,7 +16,6 @@ export type { PortalOptions } from "./Options.js"
 export {
   checkCsrf,
   coreSessions,
-  noSessions,
   sameOrigin,
   type PortalRequirements,
   type Role,

@@ -3,25 +3,15 @@
  *
  * The portal's one seam to core's sessions. Everything the pipeline knows about users, sessions
  * and CSRF goes through this module: a {@link ViewerResolver} (sign in, authenticate a session
- * token, sign out) and the two CSRF rules ({@link checkCsrf}, {@link sameOrigin}) with the
- * semantics of core's `Sessions.checkCsrf` / `Sessions.sameOrigin`. The error tags are the ones
+ * token, sign out) and the two CSRF rules ({@link checkCsrf}, {@link sameOrigin}), which are
+ * core's `Sessions.checkCsrf` / `Sessions.sameOrigin`. The error tags are the ones
  * core uses (`SignInRefused`, `StorageError`), so core's `Sessions` functions fit the resolver as
  * they are.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import {
-  Accounts,
-  Activity,
-  constantTimeEqual,
-  Documents,
-  Provisioning,
-  Sessions,
-  Shipments,
-  Users,
-  Webhooks
-} from "@waybill/core"
+import { Accounts, Activity, Documents, Provisioning, Sessions, Shipments, Users, Webhooks } from "@waybill/core"
 import type { Viewer } from "./viewer.js"
 
 export type { Role, Viewer } from "./viewer.js"
@@ -108,16 +98,6 @@ export interface ViewerResolver {
 }
 
 /**
- * A resolver with no users: nobody signs in, no token is a session. What a portal runs with
- * until it is given one that knows the account's users.
- */
-export const noSessions: ViewerResolver = {
-  authenticate: () => Effect.succeed(Option.none()),
-  signIn: () => Effect.fail({ _tag: "SignInRefused" } as const),
-  signOut: () => Effect.void
-}
-
-/**
  * Core's sessions (`Sessions.signIn`, `authenticate`, `signOut`): the resolver every portal runs
  * with unless its options give another (tests do).
  */
@@ -128,36 +108,8 @@ export const coreSessions: ViewerResolver = {
 }
 
 /**
- * Whether a submitted form's `csrf` field is the viewer's CSRF token, compared in constant
- * time. A missing or empty field is refused.
+ * The two CSRF rules every POST passes: core's `Sessions.checkCsrf` (the session's token,
+ * compared in constant time; a missing or empty one never) and `Sessions.sameOrigin` (the
+ * `Origin` field, else the `Referer`'s origin, must be the portal's).
  */
-export const checkCsrf = (viewer: Viewer, submitted: string | undefined): boolean =>
-  submitted !== undefined && submitted !== "" && constantTimeEqual(submitted, Redacted.value(viewer.csrfToken))
-
-/** The origin of a URL (`scheme://host[:port]`), or undefined when it is not an absolute URL. */
-const originOf = (url: string): string | undefined => {
-  try {
-    const parsed = new URL(url)
-    return parsed.origin === "null" ? undefined : parsed.origin
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Whether a state-changing request comes from the portal's own origin: the `Origin` field when
- * the browser sent one (`null` is refused), else the origin of the `Referer`. A request with
- * neither is refused: every browser the portal supports sends one of them on a form POST (the
- * pages say `Referrer-Policy: same-origin`).
- */
-export const sameOrigin = (input: {
-  readonly origin: string | null
-  readonly referer: string | null
-  readonly expected: string
-}): boolean => {
-  const expected = originOf(input.expected)
-  if (expected === undefined) return false
-  if (input.origin !== null) return input.origin === expected
-  if (input.referer !== null) return originOf(input.referer) === expected
-  return false
-}
+export const { checkCsrf, sameOrigin } = Sessions
