@@ -44,28 +44,33 @@ export interface FieldProps {
   readonly inputMode?: "text" | "email" | "numeric" | "search" | "url"
 }
 
-/** A text input with its visible label, optional hint and error text. */
-export const Field = (props: FieldProps) => {
+/** How a field's control is tied to its label, hint and error (from {@link FieldFrame}). */
+export interface ControlIds {
+  /** `field-<name>`: the control's id, which the label names. */
+  readonly id: string
+  /** `"true"` while the field shows an error. */
+  readonly invalid: "true" | undefined
+  /** The hint's and the error's ids, for `aria-describedby`. */
+  readonly describedBy: string | undefined
+}
+
+/**
+ * What every field shares whatever its control: the visible label, an optional hint above the
+ * control and error text under it, tied to the control by the ids `control` receives.
+ */
+export const FieldFrame = (props: {
+  readonly name: string
+  readonly label: string
+  readonly hint?: string | undefined
+  readonly error?: string | undefined
+  readonly control: (ids: ControlIds) => ComponentChildren
+}) => {
   const id = `field-${props.name}`
   const hintId = `${id}-hint`
   const errorId = `${id}-error`
   const describedBy = [props.hint === undefined ? undefined : hintId, props.error === undefined ? undefined : errorId]
     .filter((x) => x !== undefined)
     .join(" ")
-  // One object, typed once: Preact types `<input>` as a union per `type`, and the type here is a prop.
-  const inputAttributes = {
-    id,
-    name: props.name,
-    type: props.type ?? "text",
-    value: props.value,
-    autocomplete: props.autocomplete,
-    required: props.required,
-    autofocus: props.autofocus,
-    maxLength: props.maxLength,
-    inputMode: props.inputMode,
-    "aria-invalid": props.error === undefined ? undefined : "true",
-    "aria-describedby": describedBy === "" ? undefined : describedBy
-  } as InputHTMLAttributes<HTMLInputElement>
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
@@ -74,7 +79,11 @@ export const Field = (props: FieldProps) => {
           {props.hint}
         </span>
       )}
-      <input {...inputAttributes} />
+      {props.control({
+        id,
+        invalid: props.error === undefined ? undefined : "true",
+        describedBy: describedBy === "" ? undefined : describedBy
+      })}
       {props.error === undefined ? null : (
         <span class="error" id={errorId}>
           {props.error}
@@ -83,6 +92,34 @@ export const Field = (props: FieldProps) => {
     </div>
   )
 }
+
+/** A text input with its visible label, optional hint and error text. */
+export const Field = (props: FieldProps) => (
+  <FieldFrame
+    name={props.name}
+    label={props.label}
+    hint={props.hint}
+    error={props.error}
+    control={(ids) => (
+      // One object, typed once: Preact types `<input>` as a union per `type`, and the type here is a prop.
+      <input
+        {...({
+          id: ids.id,
+          name: props.name,
+          type: props.type ?? "text",
+          value: props.value,
+          autocomplete: props.autocomplete,
+          required: props.required,
+          autofocus: props.autofocus,
+          maxLength: props.maxLength,
+          inputMode: props.inputMode,
+          "aria-invalid": ids.invalid,
+          "aria-describedby": ids.describedBy
+        } as InputHTMLAttributes<HTMLInputElement>)}
+      />
+    )}
+  />
+)
 
 /** A submit button (or a plain one); `link` looks like a navigation link (the Sign out button). */
 export const Button = (props: {
@@ -203,42 +240,23 @@ export const SelectField = (props: {
   readonly value?: string
   readonly hint?: string
   readonly error?: string | undefined
-}) => {
-  const id = `field-${props.name}`
-  const describedBy = [
-    props.hint === undefined ? undefined : `${id}-hint`,
-    props.error === undefined ? undefined : `${id}-error`
-  ]
-    .filter((x) => x !== undefined)
-    .join(" ")
-  return (
-    <div class="field">
-      <label for={id}>{props.label}</label>
-      {props.hint === undefined ? null : (
-        <span class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </span>
-      )}
-      <select
-        id={id}
-        name={props.name}
-        aria-invalid={props.error === undefined ? undefined : "true"}
-        aria-describedby={describedBy === "" ? undefined : describedBy}
-      >
+}) => (
+  <FieldFrame
+    name={props.name}
+    label={props.label}
+    hint={props.hint}
+    error={props.error}
+    control={(ids) => (
+      <select id={ids.id} name={props.name} aria-invalid={ids.invalid} aria-describedby={ids.describedBy}>
         {props.options.map((o) => (
           <option value={o.value} selected={o.value === props.value} key={o.value}>
             {o.label}
           </option>
         ))}
       </select>
-      {props.error === undefined ? null : (
-        <span class="error" id={`${id}-error`}>
-          {props.error}
-        </span>
-      )}
-    </div>
-  )
-}
+    )}
+  />
+)
 
 /** A multi-line text field with its visible label, optional hint and error text. */
 export const TextAreaField = (props: {
@@ -249,41 +267,27 @@ export const TextAreaField = (props: {
   readonly error?: string | undefined
   readonly rows?: number
   readonly maxLength?: number
-}) => {
-  const id = `field-${props.name}`
-  const describedBy = [
-    props.hint === undefined ? undefined : `${id}-hint`,
-    props.error === undefined ? undefined : `${id}-error`
-  ]
-    .filter((x) => x !== undefined)
-    .join(" ")
-  return (
-    <div class="field">
-      <label for={id}>{props.label}</label>
-      {props.hint === undefined ? null : (
-        <span class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </span>
-      )}
+}) => (
+  <FieldFrame
+    name={props.name}
+    label={props.label}
+    hint={props.hint}
+    error={props.error}
+    control={(ids) => (
       <textarea
-        id={id}
+        id={ids.id}
         name={props.name}
         rows={props.rows ?? 4}
         maxLength={props.maxLength}
         spellcheck={false}
-        aria-invalid={props.error === undefined ? undefined : "true"}
-        aria-describedby={describedBy === "" ? undefined : describedBy}
+        aria-invalid={ids.invalid}
+        aria-describedby={ids.describedBy}
       >
         {props.value ?? ""}
       </textarea>
-      {props.error === undefined ? null : (
-        <span class="error" id={`${id}-error`}>
-          {props.error}
-        </span>
-      )}
-    </div>
-  )
-}
+    )}
+  />
+)
 
 /** A link that looks like a button (a GET step such as "Regenerate…", which asks before acting). */
 export const LinkButton = (props: {

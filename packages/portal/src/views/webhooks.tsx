@@ -6,6 +6,7 @@
  * as UTC. Both follow `Field`'s pattern: a visible label (or legend), the hint and the error tied
  * to the control by `aria-describedby`.
  */
+import { FieldFrame } from "./components.js"
 
 /** One selectable event type: `Webhooks.catalog`'s entries. */
 export interface EventTypeChoice {
@@ -69,37 +70,23 @@ export const UtcDateTimeField = (props: {
   readonly value: string
   readonly hint?: string
   readonly error?: string | undefined
-}) => {
-  const id = `field-${props.name}`
-  const describedBy = [
-    props.hint === undefined ? undefined : `${id}-hint`,
-    props.error === undefined ? undefined : `${id}-error`
-  ]
-    .filter((x) => x !== undefined)
-    .join(" ")
-  return (
-    <div class="field">
-      <label for={id}>{props.label}</label>
-      {props.hint === undefined ? null : (
-        <span class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </span>
-      )}
+}) => (
+  <FieldFrame
+    name={props.name}
+    label={props.label}
+    hint={props.hint}
+    error={props.error}
+    control={(ids) => (
       <input
-        id={id}
+        id={ids.id}
         name={props.name}
         type="datetime-local"
         value={props.value}
         step={60}
         required
-        aria-invalid={props.error === undefined ? undefined : "true"}
-        aria-describedby={describedBy === "" ? undefined : describedBy}
+        aria-invalid={ids.invalid}
+        aria-describedby={ids.describedBy}
       />
-      {props.error === undefined ? null : (
-        <span class="error" id={`${id}-error`}>
-          {props.error}
-        </span>
-      )}
-    </div>
-  )
-}
+    )}
+  />
+)
