@@ -7,43 +7,17 @@
  * again); it keeps the table at about a day of keys. A failed round is logged and the next one
  * runs as planned. `pnpm waybill idempotency purge` runs one round by hand.
  */
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Schedule from "effect/Schedule"
 import { Idempotency } from "@waybill/core"
-import { type StorageEngine, StorageKysely } from "@waybill/storage-kysely"
+import type { StorageEngine } from "@waybill/storage-kysely"
+import { type PurgeOptions, type RunningPurger, startPurger } from "./purger.js"
 
-/** Settings of the cleanup. */
-export interface IdempotencyPurgeOptions {
-  /** Pause between rounds, ms (default one hour). */
-  readonly everyMs?: number
-  /**
-   * `false`: no cleanup in this process (another host, or a scheduled
-   * `pnpm waybill idempotency purge`, does it). Default `true`.
-   */
-  readonly enabled?: boolean
-}
-
-/** A running cleanup. */
-export interface RunningPurger {
-  readonly stop: () => Promise<void>
-}
-
-const HOUR = 60 * 60 * 1000
+/** Settings of the cleanup (`enabled: false`: another host, or `pnpm waybill idempotency purge`, does it). */
+export type IdempotencyPurgeOptions = PurgeOptions
 
 /** Forks the periodic cleanup over `engine`; `stop` interrupts it wherever it is. */
-export const startIdempotencyPurger = (engine: StorageEngine, options: IdempotencyPurgeOptions = {}): RunningPurger => {
-  if (options.enabled === false) return { stop: () => Promise.resolve() }
-  const round = Idempotency.purgeExpired.pipe(
-    Effect.tap((n) => (n > 0 ? Effect.logDebug("idempotency: expired records deleted", n) : Effect.void)),
-    Effect.catchAll((e) => Effect.logWarning("idempotency: cleanup failed; the next round tries again", e))
-  )
-  const fiber = Effect.runFork(
-    round.pipe(
-      Effect.delay(1_000),
-      Effect.repeat(Schedule.spaced(options.everyMs ?? HOUR)),
-      Effect.provide(StorageKysely.layer(engine))
-    )
-  )
-  return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
-}
+export const startIdempotencyPurger = (engine: StorageEngine, options: IdempotencyPurgeOptions = {}): RunningPurger =>
+  startPurger(engine, options, {
+    round: Idempotency.purgeExpired,
+    deleted: "idempotency: expired records deleted",
+    failed: "idempotency: cleanup failed; the next round tries again"
+  })

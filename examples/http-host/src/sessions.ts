@@ -9,27 +9,12 @@
  * A failed round is logged and the next one runs as planned.
  */
 import type * as Clock from "effect/Clock"
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
 import { Sessions } from "@waybill/core"
-import { type StorageEngine, StorageKysely } from "@waybill/storage-kysely"
+import type { StorageEngine } from "@waybill/storage-kysely"
+import { type PurgeOptions, type RunningPurger, startPurger } from "./purger.js"
 
-/** Settings of the portal sessions' purge in the host. */
-export interface SessionPurgeOptions {
-  /** Pause between rounds, ms (default one hour). */
-  readonly everyMs?: number
-  /** `false`: no purge in this process (another host of the fleet does it). Default `true`. */
-  readonly enabled?: boolean
-}
-
-/** A running purge. */
-export interface RunningSessionPurger {
-  readonly stop: () => Promise<void>
-}
-
-const HOUR = 60 * 60 * 1000
+/** Settings of the portal sessions' purge in the host (`enabled: false`: another host of the fleet does it). */
+export type SessionPurgeOptions = PurgeOptions
 
 /**
  * Forks the periodic purge over `engine` (with the host's `clock`, when it has one); `stop`
@@ -39,16 +24,14 @@ export const startSessionPurger = (
   engine: StorageEngine,
   options: SessionPurgeOptions = {},
   clock?: Clock.Clock
-): RunningSessionPurger => {
-  if (options.enabled === false) return { stop: () => Promise.resolve() }
-  const round = Sessions.purgeExpired().pipe(
-    Effect.tap((n) => (n > 0 ? Effect.logDebug("portal: expired sessions and links deleted", n) : Effect.void)),
-    Effect.catchAll((e) => Effect.logWarning("portal: session purge failed; the next round tries again", e))
+): RunningPurger =>
+  startPurger(
+    engine,
+    options,
+    {
+      round: Sessions.purgeExpired(),
+      deleted: "portal: expired sessions and links deleted",
+      failed: "portal: session purge failed; the next round tries again"
+    },
+    clock
   )
-  const services =
-    clock === undefined ? StorageKysely.layer(engine) : Layer.merge(StorageKysely.layer(engine), Layer.setClock(clock))
-  const fiber = Effect.runFork(
-    round.pipe(Effect.delay(1_000), Effect.repeat(Schedule.spaced(options.everyMs ?? HOUR)), Effect.provide(services))
-  )
-  return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
-}
