@@ -7,8 +7,6 @@
 import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -16,25 +14,11 @@ import * as Redacted from "effect/Redacted"
 import { Accounts, AccountStore, Documents, EventOutbox, ImageTransform, IpBlocks } from "@waybill/core"
 import { ImageSharp } from "@waybill/image-sharp"
 import sharp from "sharp"
-import { bookOne, postJson, shipment, startHost, type TestAccount, type TestHost } from "./harness.js"
+import { bookOne, postJson, shipment, startHost, type TestAccount, type TestHost, testClock } from "./harness.js"
 import { BLUE, decode, near, pdf, RED, twoToneImage } from "./documentFiles.js"
 
-/**
- * A clock the test moves forward; the host's programs read it. `frozenAt` stops real time (for
- * checks at an exact instant, which a slow machine must not push past), `offsetMs` moves it on.
- */
-let offsetMs = 0
-let frozenAt: number | undefined
-const now = () => (frozenAt ?? Date.now()) + offsetMs
-const realClock = Clock.make()
-const clock: Clock.Clock = {
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: now,
-  currentTimeMillis: Effect.sync(now),
-  unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
-  currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
-  sleep: (d: Duration.DurationInput) => realClock.sleep(Duration.decode(d))
-}
+/** The host's clock (harness.ts `testClock`): `time.frozenAt` stops real time, `time.offsetMs` moves it on. */
+const { clock, time } = testClock()
 
 let t: TestHost
 let a: TestAccount
@@ -684,18 +668,18 @@ describe("GET|HEAD /api/v1/order/docs/download/", () => {
 
   it("expires 15 minutes after issue (controlled clock)", async () => {
     // Time stands still from the issue on, so 14:59 is 14:59 however slow the machine is.
-    frozenAt = Date.now()
+    time.frozenAt = Date.now()
     try {
       const link = await freshLink()
-      offsetMs = 14 * 60_000 + 59_999
+      time.offsetMs = 14 * 60_000 + 59_999
       expect((await download(link.uri)).status).toBe(200)
-      offsetMs = 15 * 60_000
+      time.offsetMs = 15 * 60_000
       await expectText(link.uri, 403, REJECTED)
-      offsetMs = 0
+      time.offsetMs = 0
       expect((await download(link.uri)).status).toBe(200)
     } finally {
-      offsetMs = 0
-      frozenAt = undefined
+      time.offsetMs = 0
+      time.frozenAt = undefined
     }
   })
 

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import type * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
@@ -21,6 +22,30 @@ import type { SessionPurgeOptions } from "../src/sessions.js"
 import { type HostServices, serve, waybillLayer, type RunningHost } from "../src/host.js"
 import { sampleShipment } from "../src/sample.js"
 import type { WebhookHostOptions } from "../src/webhooks.js"
+
+/** A clock that reads `now` (ms) for the host's programs; sleeps are real. */
+export const clockOf = (now: () => number): Clock.Clock => {
+  const real = Clock.make()
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: now,
+    currentTimeMillis: Effect.sync(now),
+    unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
+    sleep: (d: Duration.DurationInput) => real.sleep(Duration.decode(d))
+  }
+}
+
+/**
+ * A clock a test moves, for the host's programs to read (`startHost({ clock })`): real time plus
+ * `time.offsetMs`, or `time.frozenAt` plus it once a test stops real time for a check at an
+ * exact instant, which a slow machine must not push past.
+ */
+export const testClock = () => {
+  const time: { offsetMs: number; frozenAt: number | undefined } = { offsetMs: 0, frozenAt: undefined }
+  const now = () => (time.frozenAt ?? Date.now()) + time.offsetMs
+  return { clock: clockOf(now), time, now }
+}
 
 export const OPERATOR_TOKEN = "op_test_token_0123456789abcdef"
 

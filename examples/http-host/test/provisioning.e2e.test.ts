@@ -12,27 +12,16 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import { Config, Provisioning, ProvisioningStore } from "@waybill/core"
 import { simpleParser } from "mailparser"
-import { bookOne, e2eConfig, OPERATOR_TOKEN, startHost, type TestHost } from "./harness.js"
+import { bookOne, e2eConfig, OPERATOR_TOKEN, startHost, type TestHost, clockOf, testClock } from "./harness.js"
 import { action, codeAndLink, PASSWORD, recipient, STEP1 } from "./provisioning.helpers.js"
 
-let offsetMs = 0
-const now = () => Date.now() + offsetMs
-const realClock = Clock.make()
-const clock: Clock.Clock = {
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: now,
-  currentTimeMillis: Effect.sync(now),
-  unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
-  currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
-  sleep: (d: Duration.DurationInput) => realClock.sleep(Duration.decode(d))
-}
+const { clock, time, now } = testClock()
 
 /** Provisioning limits high enough for one host to serve every test from 127.0.0.1. */
 const config = {
@@ -489,7 +478,7 @@ describe("provisioning: wrong turns", () => {
     const retryAfter = Number(soon.headers.get("retry-after"))
     expect(retryAfter).toBeGreaterThan(0)
     expect(retryAfter).toBeLessThanOrEqual(60)
-    offsetMs += 61_000
+    time.offsetMs += 61_000
     const ok = await action(t.url, "pre-register-resend", { idx: p.idx })
     expect(ok.status).toBe(200)
     expect(ok.body.data).toMatchObject({ result: "success", is_validated: "N" })
@@ -517,7 +506,7 @@ describe("provisioning: wrong turns", () => {
   it("an expired code is refused; a resend brings a fresh window", async () => {
     const p = await preRegister()
     const { code } = await latestMail(mailDir, p.email)
-    offsetMs += 10 * 60_000 + 1000
+    time.offsetMs += 10 * 60_000 + 1000
     const r = await action(t.url, "pre-register-verify", { idx: p.idx, email_address: p.email, verify_code: code })
     expect(r.status).toBe(400)
     expect(r.body.error?.message).toMatch(/expired/)
@@ -541,7 +530,7 @@ describe("provisioning: wrong turns", () => {
     expect((await action(t.url, "start", { validation_key: "vk_madeup" })).status).toBe(401)
     const key = newer.body.data.validation_key as string
     expect((await action(t.url, "start", { validation_key: key })).status).toBe(200)
-    offsetMs += 61 * 60_000
+    time.offsetMs += 61 * 60_000
     expect((await action(t.url, "step1", { validation_key: key, ...STEP1 })).status).toBe(401)
   })
 
@@ -674,15 +663,7 @@ const midWindowClock = (): Clock.Clock => {
   const startedAt = Date.now()
   const day = 86_400_000
   const base = Math.floor(startedAt / day) * day + 12.5 * 3_600_000
-  const at = () => base + (Date.now() - startedAt)
-  return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: at,
-    currentTimeMillis: Effect.sync(at),
-    unsafeCurrentTimeNanos: () => BigInt(at()) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(at()) * 1_000_000n),
-    sleep: (d: Duration.DurationInput) => realClock.sleep(Duration.decode(d))
-  }
+  return clockOf(() => base + (Date.now() - startedAt))
 }
 
 const limitedHost = (

@@ -12,8 +12,6 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { simpleParser } from "mailparser"
@@ -21,23 +19,13 @@ import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Activity, Config, Sessions, UserStore, Users } from "@waybill/core"
 import { provisioningLayer } from "../src/provisioning.js"
-import { bookOne, e2eConfig, startHost, type TestHost, waitFor } from "./harness.js"
+import { bookOne, e2eConfig, startHost, type TestHost, testClock, waitFor } from "./harness.js"
 import { action, codeAndLink, PASSWORD, recipient, STEP1 } from "./provisioning.helpers.js"
 import { expectAxeClean, screenshot, useBrowser } from "./browser/browser.js"
 import { PORTAL_PASSWORD, portalUser, signIn } from "./browser/users.js"
 
-let offsetMs = 0
-const now = () => Date.now() + offsetMs
-const realClock = Clock.make()
-/** The host's clock: real time plus {@link offsetMs}, so a test can age every session at once. */
-const clock: Clock.Clock = {
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: now,
-  currentTimeMillis: Effect.sync(now),
-  unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
-  currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
-  sleep: (d: Duration.DurationInput) => realClock.sleep(Duration.decode(d))
-}
+/** The host's clock: real time plus `time.offsetMs`, so a test can age every session at once. */
+const { clock, time } = testClock()
 
 const config = {
   ...e2eConfig,
@@ -158,7 +146,7 @@ describe("signing in and out (browser)", () => {
     const user = await portalUser(h)
     const page = browser.page()
     await signIn(page, h, user)
-    offsetMs += Sessions.IDLE_MS + 60_000
+    time.offsetMs += Sessions.IDLE_MS + 60_000
     try {
       await page.goto(`${h.url}/portal/password`)
       expect(new URL(page.url()).pathname).toBe("/portal/signin")
@@ -167,7 +155,7 @@ describe("signing in and out (browser)", () => {
       await expectAxeClean(page)
       await screenshot(page, "session-ended")
     } finally {
-      offsetMs = 0
+      time.offsetMs = 0
     }
   })
 
