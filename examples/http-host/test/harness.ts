@@ -14,6 +14,9 @@ import * as Duration from "effect/Duration"
 import type * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 import { Accounts, type Cancel, Config, type WaybillConfigShape } from "@waybill/core"
 import type { IdempotencyPurgeOptions } from "../src/idempotency.js"
 import type { LogOptions } from "../src/observability.js"
@@ -283,4 +286,21 @@ export const waitFor = async <A>(what: string, probe: () => A | undefined | fals
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 10))
   }
+}
+
+/**
+ * A host whose dispatcher delivers to a loopback HTTPS receiver: the receiver's self-signed
+ * certificate is trusted through the host's `ca` option and its address allowed through
+ * `allowPrivate`. `close` stops both.
+ */
+export const startHostWithReceiver = async () => {
+  const scope = Effect.runSync(Scope.make())
+  const pems = await Effect.runPromise(certificate)
+  const r = await Effect.runPromise(Scope.extend(receiver(pems), scope))
+  const host = await startHost({ webhooks: { allowPrivate: ["127.0.0.1"], ca: [pems.cert], idleMs: 20 } })
+  const close = async () => {
+    await host.close()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+  return { host, receiver: r, close }
 }

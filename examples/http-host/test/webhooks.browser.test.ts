@@ -7,33 +7,23 @@
  * and appear in the portal's delivery log; then resends, rotates, disables, enables, edits,
  * recovers and deletes, each page clean under axe-core.
  */
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import type { Locator, Page } from "playwright-core"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Webhooks } from "@waybill/core"
-import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
-import { bookOne, startHost, type TestHost, waitFor } from "./harness.js"
+import { bookOne, startHostWithReceiver, type TestHost, waitFor } from "./harness.js"
 import { expectAxeClean, screenshot, scrollsSideways, useBrowser } from "./browser/browser.js"
 import { portalUser, signIn } from "./browser/users.js"
 
 let h: TestHost
-let scope: Scope.CloseableScope
-let r: Effect.Effect.Success<ReturnType<typeof receiver>>
+let r: Awaited<ReturnType<typeof startHostWithReceiver>>["receiver"]
+let close: () => Promise<void>
 
 beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  const pems = await Effect.runPromise(certificate)
-  r = await Effect.runPromise(Scope.extend(receiver(pems), scope))
-  h = await startHost({ webhooks: { allowPrivate: ["127.0.0.1"], ca: [pems.cert], idleMs: 20 } })
+  ;({ host: h, receiver: r, close } = await startHostWithReceiver())
 })
 
-afterAll(async () => {
-  await h?.close()
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-})
+afterAll(() => close())
 
 const browser = useBrowser({ viewport: { width: 1100, height: 800 } })
 

@@ -5,31 +5,31 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { Operations, Webhooks } from "@waybill/core"
 import { allowList } from "../src/webhooks.js"
-import { bookOne, type Envelope, OPERATOR_TOKEN, ops, startHost, type TestHost, waitFor } from "./harness.js"
-import { certificate, type Received, receiver } from "@waybill/testkit/webhook-receiver"
+import {
+  bookOne,
+  type Envelope,
+  OPERATOR_TOKEN,
+  ops,
+  startHostWithReceiver,
+  type TestHost,
+  waitFor
+} from "./harness.js"
+import type { Received } from "@waybill/testkit/webhook-receiver"
 
 describe("webhooks through the example host", () => {
   let t: TestHost
-  let scope: Scope.CloseableScope
-  let r: Effect.Effect.Success<ReturnType<typeof receiver>>
+  let r: Awaited<ReturnType<typeof startHostWithReceiver>>["receiver"]
+  let close: () => Promise<void>
 
   beforeAll(async () => {
-    scope = Effect.runSync(Scope.make())
-    const pems = await Effect.runPromise(certificate)
-    r = await Effect.runPromise(Scope.extend(receiver(pems), scope))
-    t = await startHost({ webhooks: { allowPrivate: ["127.0.0.1"], ca: [pems.cert], idleMs: 20 } })
+    ;({ host: t, receiver: r, close } = await startHostWithReceiver())
   })
 
-  afterAll(async () => {
-    await t.close()
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-  })
+  afterAll(() => close())
 
   it("delivers signed events that standardwebhooks verifies, in order, across a secret rotation", async () => {
     const account = await t.newAccount()
