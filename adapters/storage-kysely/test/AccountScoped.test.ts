@@ -171,6 +171,14 @@ for (const target of targets) {
         const issued = yield* Documents.linksFor({ customerNo: a }, s.trackNo)
         expect(issued.keyMode).toBe("live")
         expect(issued.links.map((l) => l.document.id)).toEqual([doc.id])
+        // The shipment's page signs the documents Shipments.detail read: the same links.
+        const detail = yield* Shipments.detail(a, s.trackNo)
+        const signed = yield* Documents.linksOf({ customerNo: a }, detail.documents)
+        expect(signed.keyMode).toBe("live")
+        expect(signed.links.map((l) => l.document)).toEqual(issued.links.map((l) => l.document))
+        expect(
+          yield* tagOf(Documents.download({ client: Option.none(), ticket: [signed.links[0]!.ticket], head: true }))
+        ).toEqual(Option.some("DocumentsNotConfigured"))
         const link = issued.links[0]!
         expect(link.path).toBe(`${Documents.downloadPath}?ticket=${link.ticket}`)
 

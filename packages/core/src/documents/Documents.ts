@@ -288,11 +288,23 @@ export const linksFor = Effect.fn("Documents.linksFor")(function* (
   viewer: { readonly customerNo: string },
   trackNo: string
 ) {
-  const customerNo = viewer.customerNo
   const store = yield* DocumentStore
   const order = yield* store.findOrder(trackNo)
-  if (Option.isNone(order) || order.value.customerNo !== customerNo) return yield* new ShipmentNotFound({ trackNo })
-  const documents = visible(order.value, yield* store.listCurrent([trackNo]))
+  if (Option.isNone(order) || order.value.customerNo !== viewer.customerNo)
+    return yield* new ShipmentNotFound({ trackNo })
+  return yield* linksOf(viewer, visible(order.value, yield* store.listCurrent([trackNo])))
+})
+
+/**
+ * {@link linksFor} for documents already read as the account's visible ones (a shipment's page
+ * has them from `Shipments.detail`, which checked the shipment is the viewer's): the same
+ * tickets, without reading the order and its documents a second time.
+ */
+export const linksOf = Effect.fn("Documents.linksOf")(function* (
+  viewer: { readonly customerNo: string },
+  documents: ReadonlyArray<DocumentRecord>
+) {
+  const customerNo = viewer.customerNo
   const accounts = yield* AccountStore
   const account = yield* accounts.findAccount(customerNo)
   let key: ApiKeyRecord | undefined

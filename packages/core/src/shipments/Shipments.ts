@@ -81,7 +81,7 @@ export interface ShipmentDetail {
   readonly events: ReadonlyArray<TimelineEntry>
   /**
    * The documents a customer may see (`Document.visible`: current order version, not hidden or
-   * removed). Pass the shipment to `Documents.linksFor` for a download ticket of each.
+   * removed). Pass them to `Documents.linksOf` for a download ticket of each.
    */
   readonly documents: ReadonlyArray<DocumentRecord>
   /** Whether the lifecycle allows a cancel now (`Lifecycle.canCancel`): offer the button. */

@@ -27,7 +27,7 @@ export type PortalRequirements =
   | Effect.Effect.Context<ReturnType<typeof Shipments.search>>
   | Effect.Effect.Context<ReturnType<typeof Shipments.detail>>
   | Effect.Effect.Context<ReturnType<typeof Shipments.cancel>>
-  | Effect.Effect.Context<ReturnType<typeof Documents.linksFor>>
+  | Effect.Effect.Context<ReturnType<typeof Documents.linksOf>>
   | Effect.Effect.Context<ReturnType<typeof Webhooks.account.list>>
   | Effect.Effect.Context<ReturnType<typeof Webhooks.account.get>>
   | Effect.Effect.Context<ReturnType<typeof Webhooks.account.add>>

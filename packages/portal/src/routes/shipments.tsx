@@ -8,7 +8,7 @@
  *   (`Shipments.search`), a search box (tracking number, customer reference or invoice number;
  *   exact, case-insensitive), a cursor pager. A broken cursor shows a notice and the newest page.
  * - `GET /shipments/:trackingNo`: the shipment in full (`Shipments.detail`) with download links
- *   for its documents (`Documents.linksFor`: the API's own tickets, so the link is the API's
+ *   for its documents (`Documents.linksOf` on the documents `detail` read: the API's own tickets, so the link is the API's
  *   download path on the same server), and a Cancel link while it can be canceled.
  * - `GET /shipments/:trackingNo/cancel`: the confirmation step; `POST` the same path cancels
  *   (`Shipments.cancel`) and goes back to the shipment's page with a message.
@@ -94,7 +94,7 @@ export const shipmentPage = viewerRoute("GET", "/shipments/:trackingNo", (ctx) =
     const links =
       detail.documents.length === 0
         ? ({ keyMode: null, expiresAt: null, links: [] } satisfies Documents.DocumentLinks)
-        : yield* Documents.linksFor(ctx.user, trackNo)
+        : yield* Documents.linksOf(ctx.user, detail.documents)
     return page(200, <ShipmentPage chrome={ctx.chrome} href={ctx.href} detail={detail} links={links} />)
   }).pipe(Effect.catchTag("ShipmentNotFound", () => Effect.succeed(notFound(ctx))))
 )
