@@ -13,6 +13,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as MetricLabel from "effect/MetricLabel"
@@ -244,12 +245,31 @@ const recordActivity = (ctx: RouteContext, status: number, requestId: string, el
   )
 
 /**
+ * Adds fields to the fiber's log annotations for the rest of its life. The request program owns
+ * its fiber (below), so it sets them rather than scoping them: `Effect.annotateLogs(effect, ...)`
+ * would restore the old annotations afterwards, about fifteen runtime steps each time.
+ */
+const annotate = (fields: Readonly<Record<string, unknown>>): Effect.Effect<void> =>
+  FiberRef.update(FiberRef.currentLogAnnotations, (annotations) => {
+    let next = annotations
+    for (const key in fields) next = HashMap.set(next, key, fields[key])
+    return next
+  })
+
+/** Tracing off for the rest of the fiber (see {@link annotate} for why it is not scoped). */
+const tracingOff = FiberRef.set(FiberRef.currentTracerEnabled, false)
+
+/**
  * The request program, answering a {@link Reply}: the request id (kept from `X-Request-Id` or
  * made, returned on every answer and on every log line of the request), routing, error mapping,
  * one access log line (info; debug for probes and scrapes) with the route pattern, status,
  * duration, customer number and client address, the request metrics, the call in the account's
  * activity log (when an `ActivityRecorder` is provided: `createHandler` does), and a server span
  * when `options.tracing` is on. A defect becomes `500 Internal error.`.
+ *
+ * Run it as a fiber of its own, as `createHandler` does (one `runPromise` per request): it keeps
+ * the request's id, log annotations, tracing switch, rate-limit usage and caller in the fiber's
+ * locals and does not restore them, because nothing runs in that fiber after it.
  */
 export const handleReply = (
   request: WaybillRequest,
@@ -281,12 +301,12 @@ export const handleReply = (
       }
       const log = found.route?.quiet === true ? Effect.logDebug("request") : Effect.logInfo("request")
       return Effect.as(
-        Effect.zipRight(recorded, Effect.annotateLogs(log, line)),
+        Effect.zipRight(recorded, Effect.zipRight(annotate(line), log)),
         withHeaders(reply, { "x-request-id": requestId })
       )
     })
-    const annotated = Effect.annotateLogs(program, "request_id", requestId)
-    if (options.tracing !== true) return Effect.withTracerEnabled(annotated, false)
+    const annotated = Effect.zipRight(annotate({ request_id: requestId }), program)
+    if (options.tracing !== true) return Effect.zipRight(tracingOff, annotated)
     const parent = parseTraceparent(request.headers.get("traceparent"))
     return Effect.withSpan(
       Effect.tap(annotated, (reply) => Effect.annotateCurrentSpan("http.response.status_code", reply.status)),

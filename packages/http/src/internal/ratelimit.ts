@@ -24,17 +24,14 @@ export const rateLimitHeaders = (u: Admission.Usage): Record<string, string> => 
 })
 
 /**
- * Runs a route with a clean usage slot and adds the RateLimit fields to its answer when a limit
- * was checked. The slot is scoped to this request's fiber (`Effect.locally`), so concurrent
- * requests never see each other's usage.
+ * Adds the RateLimit fields to a route's answer when a limit was checked. The usage slot is the
+ * request fiber's own: every request runs in a fiber of its own (`createHandler`), which starts
+ * with an empty slot, so concurrent requests never see each other's usage and nothing needs
+ * restoring afterwards.
  */
 export const withRateLimitHeaders = <E, R>(route: Effect.Effect<Reply, E, R>): Effect.Effect<Reply, E, R> =>
-  Effect.locally(
-    Effect.flatMap(route, (reply) =>
-      Effect.map(FiberRef.get(Admission.currentUsage), (usage) =>
-        Option.isSome(usage) ? withHeaders(reply, rateLimitHeaders(usage.value)) : reply
-      )
-    ),
-    Admission.currentUsage,
-    Option.none()
+  Effect.flatMap(route, (reply) =>
+    Effect.map(FiberRef.get(Admission.currentUsage), (usage) =>
+      Option.isSome(usage) ? withHeaders(reply, rateLimitHeaders(usage.value)) : reply
+    )
   )
