@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
 import type { Principal, RateCard, AccountStore } from "../access/index.js"
 import * as Catalog from "./Catalog.js"
 import type { BusinessHours, ServiceOption, VehicleOption, WaybillConfigShape, KeyRing } from "../shared/index.js"
-import { Metrics } from "../shared/index.js"
+import { Metrics, Tracing } from "../shared/index.js"
 import {
   JsonInput,
   WaybillConfig,
@@ -663,9 +663,9 @@ const decodeShipment = Schema.decodeUnknownEither(ShipmentInput, { errors: "all"
  * ones are booked.
  */
 export const createShipments = (input: CreateShipmentsInput) =>
-  Effect.withSpan(createShipmentsProgram(input), "Booking.createShipments")
+  Tracing.traced("Booking.createShipments")(createShipmentsProgram(input))
 
-// Untraced inside: the one span above is the use case's; Effect.fn's per-call stack capture is not.
+// Untraced inside: the one span above (when tracing is on) is the use case's.
 const createShipmentsProgram = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
   const config = yield* WaybillConfig
   // The HTTP layer refuses deep JSON text before parsing it; this covers bodies handed to core

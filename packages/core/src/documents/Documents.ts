@@ -20,7 +20,7 @@ import * as Schema from "effect/Schema"
 import type { ApiKeyRecord, KeyMode, Principal, ClientIp } from "../access/index.js"
 import { AccountStore, Credentials, IpBlocklist as IpBlocks, Abuse, Admission } from "../access/index.js"
 import { BlobStore, type OpenBlob } from "./BlobStore.js"
-import { WaybillConfig, type DocumentLimits, Entropy, Page, Transactor, Ulid } from "../shared/index.js"
+import { WaybillConfig, type DocumentLimits, Entropy, Page, Tracing, Transactor, Ulid } from "../shared/index.js"
 import {
   type ContentType,
   type DocumentRecord,
@@ -202,7 +202,9 @@ export const issueTicket = (principal: Principal, document: DocumentRecord, now:
  * orders (at most the configured number, else `InvalidLookup`), their visible documents, and a
  * fresh ticket for each. Production and test keys both read their accounts' real documents.
  */
-export const lookup = Effect.fn("Documents.lookup")(function* (input: LookupInput) {
+export const lookup = (input: LookupInput) => Tracing.traced("Documents.lookup")(lookupProgram(input))
+
+const lookupProgram = Effect.fnUntraced(function* (input: LookupInput) {
   const config = yield* WaybillConfig
   const limits = config.documents
   const parsed = parseLookup(input.params, limits)
@@ -418,7 +420,9 @@ const downloadRotated = (
  * linked to it), be shown to customers, and be at the sealed version. Then the file, with its
  * saved rotation applied to images (made once, then kept: {@link downloadRotated}).
  */
-export const download = Effect.fn("Documents.download")(function* (input: DownloadInput) {
+export const download = (input: DownloadInput) => Tracing.traced("Documents.download")(downloadProgram(input))
+
+const downloadProgram = Effect.fnUntraced(function* (input: DownloadInput) {
   yield* IpBlocks.check(input.client)
   if (input.ticket.length !== 1) return yield* new TicketRejected({ reason: "invalid" })
   const claims = yield* Ticket.open(input.ticket[0]!)

@@ -10,6 +10,7 @@ export * as Page from "./Page.js"
 export * as Ulid from "./Ulid.js"
 export * as Errors from "./Errors.js"
 export * as Metrics from "./Metrics.js"
+export * as Tracing from "./Tracing.js"
 export {
   type BusinessHours,
   type DocumentLimits,
