@@ -136,6 +136,34 @@ describeSqliteOnly("Connection.prepare", WHY, () => {
   )
 })
 
+describeSqliteOnly("rows of the SQLite engine", WHY, () => {
+  it.scoped("are objects by column name, in the result's order; of two columns named alike the later wins", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      const run = <R>(text: string, parameters: ReadonlyArray<unknown> = []) =>
+        Effect.map(
+          db.run(text, parameters, (cause) => cause),
+          (r) => r.rows as Array<R>
+        )
+      yield* run("create table t (a integer, b text, c blob)")
+      expect(
+        yield* run("insert into t (a, b, c) values (?, ?, ?), (?, ?, ?)", [1, "x", null, 2, "y", Buffer.from([7])])
+      ).toEqual([])
+      const rows = yield* run<Record<string, unknown>>("select b, a, c from t order by a")
+      expect(rows).toEqual([
+        { b: "x", a: 1, c: null },
+        { b: "y", a: 2, c: Buffer.from([7]) }
+      ])
+      expect(Object.keys(rows[0]!)).toEqual(["b", "a", "c"])
+      expect(yield* run("select 1 as v, 2 as v")).toEqual([{ v: 2 }])
+      expect(yield* run("select t1.a, t2.a from t as t1 join t as t2 on t2.a = t1.a + 1")).toEqual([{ a: 2 }])
+      // A write that returns rows is a reader too.
+      expect(yield* run("insert into t (a, b) values (?, ?) returning a, b", [3, "z"])).toEqual([{ a: 3, b: "z" }])
+      expect(yield* run("select count(*) as n from t")).toEqual([{ n: 3 }])
+    })
+  )
+})
+
 describeSqliteOnly("transactions on the SQLite engine", WHY, () => {
   it.scoped("another fiber's statements wait for an open transaction and never land in it", () =>
     Effect.gen(function* () {
