@@ -15,11 +15,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Accounts, Config } from "@waybill/core"
 import { createHandler } from "@waybill/http"
 import { openDatabase, waybillLayer } from "../src/host.js"
+import { loggingLayer } from "../src/observability.js"
 import { sampleShipment } from "../src/sample.js"
+import { benchLog } from "./logSink.js"
 import { startProfiler } from "./cpuprofile.js"
 import { measureLoop } from "./inprocLoop.js"
 import { BENCH_OPERATOR_TOKEN, BENCH_PDF, LOOKUP_ORDERS } from "./documentScenarios.js"
@@ -54,7 +57,7 @@ const config = {
 }
 const layer = waybillLayer(database.engine, { dbFile, config })
 const created = await Effect.runPromise(Accounts.createAccount({ name: "Bench" }).pipe(Effect.provide(layer)))
-const handler = createHandler(layer, {
+const handler = createHandler(Layer.merge(layer, loggingLayer(benchLog())), {
   allowInsecureHttp: true,
   operatorToken: Redacted.make(BENCH_OPERATOR_TOKEN)
 })
