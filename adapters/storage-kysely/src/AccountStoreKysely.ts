@@ -13,7 +13,8 @@ import { type AccountStoreShape } from "./internal/core.js"
 /** `AccountStore` over Kysely: customers, key slots (hashes only) and account links. */
 export const makeAccountStore = (conn: Connection): AccountStoreShape => {
   const { execute, first, prepare, rows, write, writeUnique } = conn
-  const keyWithAccountSql = prepare((c, p: { readonly hash: string }) =>
+  /** A key row with its account's columns (prefixed `account_`). */
+  const keysWithAccounts = (c: Connection["db"]) =>
     c
       .selectFrom("waybill_api_keys as k")
       .innerJoin("waybill_accounts as a", "a.customer_no", "k.customer_no")
@@ -25,8 +26,30 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
         "a.ip_allowlist as account_ip_allowlist",
         "a.created_at as account_created_at"
       ])
-      .where("k.hash", "=", p.hash)
-      .where(sql.ref("k.hash"), "<>", sql.lit(""))
+  type AccountRow = Parameters<typeof Rows.toAccount>[0]
+  type KeyWithAccountRow = Parameters<typeof Rows.toKey>[0] & {
+    readonly account_name: AccountRow["name"]
+    readonly account_cancel_mode: AccountRow["cancel_mode"]
+    readonly account_rate_card: AccountRow["rate_card"]
+    readonly account_ip_allowlist: AccountRow["ip_allowlist"]
+    readonly account_created_at: AccountRow["created_at"]
+  }
+  const toKeyWithAccount = (r: KeyWithAccountRow) => ({
+    key: Rows.toKey(r),
+    account: Rows.toAccount({
+      customer_no: r.customer_no,
+      name: r.account_name,
+      cancel_mode: r.account_cancel_mode,
+      rate_card: r.account_rate_card,
+      ip_allowlist: r.account_ip_allowlist,
+      created_at: r.account_created_at
+    })
+  })
+  const keyWithAccountSql = prepare((c, p: { readonly hash: string }) =>
+    keysWithAccounts(c).where("k.hash", "=", p.hash).where(sql.ref("k.hash"), "<>", sql.lit(""))
+  )
+  const slotWithAccountSql = prepare((c, p: { readonly customerNo: string; readonly mode: string }) =>
+    keysWithAccounts(c).where("k.customer_no", "=", p.customerNo).where("k.mode", "=", p.mode)
   )
 
   const accounts: AccountStoreShape = {
@@ -88,20 +111,13 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
       hash === ""
         ? Effect.succeed(Option.none())
         : execute("api_keys.select-with-account", keyWithAccountSql({ hash })).pipe(
-            Effect.map((result) =>
-              Option.map(Option.fromNullable(result.rows[0]), (r) => ({
-                key: Rows.toKey(r),
-                account: Rows.toAccount({
-                  customer_no: r.customer_no,
-                  name: r.account_name,
-                  cancel_mode: r.account_cancel_mode,
-                  rate_card: r.account_rate_card,
-                  ip_allowlist: r.account_ip_allowlist,
-                  created_at: r.account_created_at
-                })
-              }))
-            )
+            Effect.map((result) => Option.map(Option.fromNullable(result.rows[0]), toKeyWithAccount))
           ),
+
+    findSlotWithAccount: (customerNo, mode) =>
+      execute("api_keys.select-slot-with-account", slotWithAccountSql({ customerNo, mode })).pipe(
+        Effect.map((result) => Option.map(Option.fromNullable(result.rows[0]), toKeyWithAccount))
+      ),
 
     findKey: (customerNo, mode) =>
       first("api_keys.select", (c) =>

@@ -215,6 +215,36 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
   }
 
   const findOrderSql = prepare((c, p: { readonly trackNo: string }) => orders(c).where("s.track_no", "=", p.trackNo))
+
+  // The order of document `id` (its columns prefixed `order_`) joined with each of the order's
+  // current documents (listCurrent's rule); one row with null document columns when it has none.
+  const findDownloadSql = prepare((c, p: { readonly id: string }) =>
+    c
+      .selectFrom("waybill_documents as x")
+      .innerJoin("waybill_shipments as s", "s.track_no", "x.track_no")
+      .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
+      .leftJoin("waybill_documents as d", (join) =>
+        join
+          .onRef("d.track_no", "=", "s.track_no")
+          .on((eb) =>
+            eb.or([
+              eb("d.kind", "=", "signature"),
+              eb("d.order_version", "=", eb.fn.coalesce("o.current_version", eb.lit(1)))
+            ])
+          )
+      )
+      .select([
+        "s.track_no as order_track_no",
+        "s.customer_no as order_customer_no",
+        "s.livemode as order_livemode",
+        "s.billing_reference as order_billing_reference",
+        "s.contact as order_contact",
+        "o.invoice_no as order_invoice_no",
+        "o.current_version as order_current_version"
+      ])
+      .selectAll("d")
+      .where("x.id", "=", p.id)
+  )
   const findDocumentSql = prepare((c, p: { readonly id: string }) =>
     c.selectFrom("waybill_documents").selectAll().where("id", "=", p.id)
   )
@@ -245,6 +275,29 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
         Effect.map((r) => (r.rows as Array<Selectable<DocumentsTable>>).map(toDocument).sort(byOrderBatchPage))
       )
     },
+
+    findDownload: (id) =>
+      execute("documents.find-download", findDownloadSql({ id })).pipe(
+        Effect.map((r) => {
+          const rows = r.rows as Array<Record<string, unknown>>
+          const first = rows[0]
+          if (first === undefined) return Option.none()
+          const order = toOrder({
+            track_no: first["order_track_no"] as string,
+            customer_no: first["order_customer_no"] as string,
+            livemode: first["order_livemode"] as OrderRow["livemode"],
+            billing_reference: first["order_billing_reference"] as string,
+            contact: first["order_contact"] as string,
+            invoice_no: first["order_invoice_no"] as string | null,
+            current_version: first["order_current_version"] as OrderRow["current_version"]
+          })
+          const current = rows
+            .filter((row) => row["id"] !== null)
+            .map((row) => toDocument(row as unknown as Selectable<DocumentsTable>))
+            .sort(byOrderBatchPage)
+          return Option.some({ order, current })
+        })
+      ),
 
     listAll: (trackNo) =>
       rows("documents.list-all", (c) =>

@@ -91,6 +91,7 @@ const memoryAccountStore = () => {
     putKey: (k) => Effect.sync(() => void keys.set(`${k.customerNo}/${k.mode}`, k)),
     findKeyByHash: unused,
     findKeyWithAccount: unused,
+    findSlotWithAccount: unused,
     findKey: unused,
     listKeys: unused,
     linkAccount: unused,

@@ -28,6 +28,7 @@ export const cases = [
   "document insert/find/listAll roundtrip",
   "an order's documents page newest first, each once, only the order's (property)",
   "listCurrent: the current version's attachments and every signature, hidden and removed included",
+  "findDownload: a document's order and that order's current documents, in one lookup",
   "updateDocument is optimistic: a stale version is VersionConflict and nothing changes",
   "setOrderVersion checks the expected version",
   "setInvoice upserts without touching the version",
@@ -201,6 +202,43 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
       expect(yield* docs.listCurrent([])).toEqual([])
     }
   ),
+
+  "findDownload: a document's order and that order's current documents, in one lookup": Effect.gen(function* () {
+    const { docs, shipments } = yield* stores
+    const s = Fixtures.shipment()
+    const t = Fixtures.shipment()
+    yield* shipments.insert(s)
+    yield* shipments.insert(t)
+    const v1 = document(s.trackNo, { orderVersion: 1 })
+    const v1Hidden = document(s.trackNo, { orderVersion: 1, hidden: true, batch: 2 })
+    const sig1 = document(s.trackNo, { kind: "signature", type: "signature", orderVersion: 1 })
+    const v2 = document(s.trackNo, { orderVersion: 2 })
+    const other = document(t.trackNo)
+    for (const d of [v1, v1Hidden, sig1, v2, other]) yield* docs.insertDocument(d)
+    const order = Option.getOrThrow(yield* docs.findOrder(s.trackNo))
+    const seen = Option.getOrThrow(yield* docs.findDownload(v1.id))
+    expect(seen.order).toEqual(order)
+    // The same documents, in the same order, as listCurrent gives.
+    expect(seen.current).toEqual(yield* docs.listCurrent([s.trackNo]))
+    expect(sortedIds(seen.current)).toEqual(sortedIds([v1, v1Hidden, sig1]))
+    yield* docs.setInvoice(s.trackNo, "INV-9")
+    yield* docs.setOrderVersion(s.trackNo, 1, 2)
+    // A document that is no longer current still finds its order, whose current documents exclude it.
+    const later = Option.getOrThrow(yield* docs.findDownload(v1.id))
+    expect(later.order).toEqual({ ...order, invoice: "INV-9", currentVersion: 2 })
+    expect(sortedIds(later.current)).toEqual(sortedIds([sig1, v2]))
+    // An order with no current document: the order, and nothing current.
+    const u = Fixtures.shipment()
+    yield* shipments.insert(u)
+    const old = document(u.trackNo, { orderVersion: 1 })
+    yield* docs.insertDocument(old)
+    yield* docs.setOrderVersion(u.trackNo, 1, 2)
+    const empty = Option.getOrThrow(yield* docs.findDownload(old.id))
+    expect(empty.order.trackNo).toBe(u.trackNo)
+    expect(empty.current).toEqual([])
+    expect(yield* docs.findDownload("no-such-document")).toEqual(Option.none())
+    expect(Option.getOrThrow(yield* docs.findDownload(other.id)).current.map((d) => d.id)).toEqual([other.id])
+  }),
 
   "updateDocument is optimistic: a stale version is VersionConflict and nothing changes": Effect.gen(function* () {
     const { docs, shipments } = yield* stores

@@ -66,6 +66,7 @@ export const cases = [
   "ip blocks: put/find/replace/remove and listActive",
   "ip blocks page newest first, each once, only those in force (property)",
   "findKeyWithAccount returns the key and its account in one lookup",
+  "findSlotWithAccount returns the key of a slot and its account in one lookup",
   "append honours a known sequence and rejects a taken one"
 ] as const
 
@@ -651,6 +652,22 @@ const body: { readonly [K in ContractCase]: Effect.Effect<void, unknown, Storage
     expect(some(yield* accounts.findKeyWithAccount(key.hash))).toEqual({ key, account })
     expect(yield* accounts.findKeyWithAccount(Fixtures.keyHash())).toEqual(Option.none())
     expect(yield* accounts.findKeyWithAccount("")).toEqual(Option.none())
+  }),
+
+  "findSlotWithAccount returns the key of a slot and its account in one lookup": Effect.gen(function* () {
+    const { accounts } = yield* stores
+    const account = Fixtures.account({ rateCard: { discountPercent: 5 }, ipAllowlist: ["192.0.2.0/24"] })
+    yield* accounts.insertAccount(account)
+    const live = Fixtures.apiKey({ customerNo: account.customerNo, mode: "live" })
+    yield* accounts.putKey(live)
+    expect(some(yield* accounts.findSlotWithAccount(account.customerNo, "live"))).toEqual({ key: live, account })
+    // An empty slot, and another customer's, are none.
+    expect(yield* accounts.findSlotWithAccount(account.customerNo, "test")).toEqual(Option.none())
+    expect(yield* accounts.findSlotWithAccount(Fixtures.customerNo(), "live")).toEqual(Option.none())
+    // A blank (disabled and cleared) slot is still found: the caller reads its status.
+    const blank = { ...live, status: "blank" as const, hash: "", generation: live.generation + 1 }
+    yield* accounts.putKey(blank)
+    expect(some(yield* accounts.findSlotWithAccount(account.customerNo, "live"))).toEqual({ key: blank, account })
   }),
 
   "append honours a known sequence and rejects a taken one": Effect.gen(function* () {

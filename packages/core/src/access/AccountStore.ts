@@ -25,6 +25,14 @@ export interface AccountStoreShape {
   readonly findKeyWithAccount: (
     hash: string
   ) => Effect.Effect<Option.Option<{ readonly key: ApiKeyRecord; readonly account: AccountRecord }>, StorageError>
+  /**
+   * The key in slot (customerNo, mode) and its account, in one lookup: what every download
+   * re-checks (the key's status and generation, the account's IP allowlist).
+   */
+  readonly findSlotWithAccount: (
+    customerNo: string,
+    mode: KeyMode
+  ) => Effect.Effect<Option.Option<{ readonly key: ApiKeyRecord; readonly account: AccountRecord }>, StorageError>
   readonly findKey: (customerNo: string, mode: KeyMode) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
   readonly listKeys: (customerNo: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StorageError>
   /** Lets `parent` read `child`'s orders. Idempotent. */

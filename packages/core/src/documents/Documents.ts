@@ -351,7 +351,7 @@ export interface Download {
   readonly contentType: ContentType
   readonly size: number
   /** Undefined for HEAD. */
-  readonly body: OpenBlob["stream"] | Uint8Array | undefined
+  readonly body: OpenBlob["body"] | undefined
 }
 
 const requireService = <I, S>(tag: Context.Tag<I, S>, what: string) =>
@@ -397,7 +397,7 @@ const downloadRotated = (
       if (Option.isSome(size)) return file(size.value, undefined)
     } else {
       const opened = yield* blobs.open(kept)
-      if (Option.isSome(opened)) return file(opened.value.size, opened.value.stream)
+      if (Option.isSome(opened)) return file(opened.value.size, opened.value.body)
     }
     const images = yield* requireService(ImageTransform, "ImageTransform")
     const bytes = yield* blobs.read(document.blobKey)
@@ -431,42 +431,39 @@ const downloadProgram = Effect.fnUntraced(function* (input: DownloadInput) {
   if (!Ticket.isLive(claims.value, now)) return yield* new TicketRejected({ reason: "expired" })
   const c = claims.value
 
-  const key = yield* Effect.flatMap(AccountStore, (s) => s.findKey(c.customerNo, c.keyMode))
+  // The key of the ticket's slot and its account, in one lookup.
+  const slot = yield* Effect.flatMap(AccountStore, (s) => s.findSlotWithAccount(c.customerNo, c.keyMode))
   // The whole credential (status, id and generation) is checked before anything about the
   // document, so a link whose key was rotated or disabled learns nothing about later changes.
   if (
-    Option.isNone(key) ||
-    key.value.status !== "active" ||
-    key.value.id !== c.keyId ||
-    key.value.generation !== c.keyGeneration
+    Option.isNone(slot) ||
+    slot.value.key.status !== "active" ||
+    slot.value.key.id !== c.keyId ||
+    slot.value.key.generation !== c.keyGeneration
   )
     return yield* new TicketRejected({ reason: "key" })
+  const key = slot.value.key
   // The credential's account rules still apply: a ticket used from outside the account's IP
   // allowlist is lost access (403), like the metadata lookup that issued it.
-  const account = yield* Effect.flatMap(AccountStore, (s) => s.findAccount(c.customerNo))
-  if (Option.isNone(account) || !Admission.allowlisted(account.value, input.client))
-    return yield* new TicketRejected({ reason: "key" })
+  if (!Admission.allowlisted(slot.value.account, input.client)) return yield* new TicketRejected({ reason: "key" })
 
-  const store = yield* DocumentStore
-  const document = yield* store.findDocument(c.documentId)
-  if (Option.isNone(document)) return yield* new DocumentUnavailable({ reason: "missing" })
-  const order = yield* store.findOrder(document.value.trackNo)
-  if (Option.isNone(order)) return yield* new DocumentUnavailable({ reason: "missing" })
-  if (!(yield* ownsNow(c.customerNo, order.value))) return yield* new DocumentUnavailable({ reason: "owner" })
-  const current = visible(order.value, yield* store.listCurrent([order.value.trackNo])).find(
-    (d) => d.id === c.documentId
-  )
+  // The document's order and that order's current documents, in one lookup.
+  const found = yield* Effect.flatMap(DocumentStore, (s) => s.findDownload(c.documentId))
+  if (Option.isNone(found)) return yield* new DocumentUnavailable({ reason: "missing" })
+  const order = found.value.order
+  if (!(yield* ownsNow(c.customerNo, order))) return yield* new DocumentUnavailable({ reason: "owner" })
+  const current = visible(order, found.value.current).find((d) => d.id === c.documentId)
   if (current === undefined) return yield* new DocumentUnavailable({ reason: "not-current" })
   if (
     !Ticket.matches(c, {
-      keyId: key.value.id,
-      keyGeneration: key.value.generation,
+      keyId: key.id,
+      keyGeneration: key.generation,
       documentId: current.id,
       documentVersion: current.version
     })
   ) {
     // A key generation mismatch is lost access (403); a document version mismatch is a gone link (404).
-    return yield* c.keyGeneration !== key.value.generation
+    return yield* c.keyGeneration !== key.generation
       ? new TicketRejected({ reason: "key" })
       : new DocumentUnavailable({ reason: "not-current" })
   }
@@ -485,7 +482,7 @@ const downloadProgram = Effect.fnUntraced(function* (input: DownloadInput) {
     document: current,
     contentType: current.contentType,
     size: opened.value.size,
-    body: opened.value.stream
+    body: opened.value.body
   } satisfies Download
 })
 

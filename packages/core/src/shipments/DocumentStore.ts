@@ -35,6 +35,16 @@ export interface DocumentStoreShape {
    * ones included (what customers may see is core's rule, `Document.visible`).
    */
   readonly listCurrent: (trackNos: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<DocumentRecord>, StorageError>
+  /**
+   * For a download: the order that holds document `id`, with that order's current documents
+   * (what {@link listCurrent} gives for it), in one lookup; none when no document has that id.
+   */
+  readonly findDownload: (
+    id: string
+  ) => Effect.Effect<
+    Option.Option<{ readonly order: OrderRecord; readonly current: ReadonlyArray<DocumentRecord> }>,
+    StorageError
+  >
   /** Every document of an order, every version, for operators. */
   readonly listAll: (trackNo: string) => Effect.Effect<ReadonlyArray<DocumentRecord>, StorageError>
   /** A page of every document of an order, every version, newest first by `(createdAt, id)`. */
