@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Insertable, Selectable } from "kysely"
+import { type Insertable, type Selectable, sql } from "kysely"
 import type { Connection, Statement } from "./internal/connection.js"
 import {
   type DocumentRecord,
@@ -144,7 +144,16 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
       const customers = customerSlots.map((n) => p[n] as string)
       const values = valueSlots.map((n) => p[n] as string)
       return orders(c)
-        .where("s.customer_no", "in", customers)
+        .where(
+          // Tracking numbers are primary keys: for a control_no lookup the customer is only a
+          // filter. SQLite without statistics (no ANALYZE) would otherwise walk the account's
+          // whole (customer_no, reference) index: 7.5 ms instead of 0.24 ms for 100 values in
+          // an account of 50,000 shipments. `|| ''` keeps the value and the meaning on both
+          // engines and takes the term off that index.
+          field === "control_no" ? sql<string>`${sql.ref("s.customer_no")} || ''` : sql.ref("s.customer_no"),
+          "in",
+          customers
+        )
         .where((eb) =>
           field === "control_no"
             ? eb("s.track_no", "in", values)
