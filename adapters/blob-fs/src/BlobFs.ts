@@ -16,13 +16,12 @@
  * the name says which blob and which variant it was made from.
  */
 import { createHash, randomBytes } from "node:crypto"
-import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { BlobStore, type BlobStoreShape, type OpenBlob, StorageError } from "@waybill/core"
+import { BlobStore, type BlobStoreShape, StorageError } from "@waybill/core"
 
 const KEY = /^[0-9a-f]{64}$/
 const VARIANT = /^[a-z0-9][a-z0-9-]{0,31}$/
@@ -34,31 +33,8 @@ export const isKey = (key: string): boolean => KEY.test(key) || RENDITION_KEY.te
 const isMissing = (e: unknown) =>
   typeof e === "object" && e !== null && ["ENOENT", "ENOTDIR"].includes((e as { code?: string }).code ?? "")
 
-/**
- * The largest read of {@link streamOf}, and the largest blob `open` hands over whole: a file of
- * up to this size is read in one call and answered in one write, without a stream.
- */
+/** The largest read of {@link streamOf}: a document of up to this size is read in one call. */
 const CHUNK_BYTES = 256 * 1024
-
-/** A callback-style `node:fs` call as a promise. */
-const call = <A>(run: (done: (error: NodeJS.ErrnoException | null, value: A) => void) => void): Promise<A> =>
-  new Promise((resolve, reject) => run((error, value) => (error === null ? resolve(value) : reject(error))))
-
-/**
- * The whole of a small file already open as `fd`. Plain descriptors and callbacks rather than a
- * promise `FileHandle`: opening, reading and closing a 256 KiB file cost 54 us of CPU that way
- * against 73 us through `FileHandle` on the bench machine (`docs/benchmarks.md`).
- */
-const readWhole = async (fd: number, size: number): Promise<Uint8Array> => {
-  const bytes = new Uint8Array(size)
-  let at = 0
-  while (at < size) {
-    const read = await call<number>((done) => fs.read(fd, bytes, at, size - at, at, done))
-    if (read === 0) throw new Error(`blob file ended at ${at} of ${size} bytes`)
-    at += read
-  }
-  return bytes
-}
 
 /**
  * The file as a byte stream that reads it in chunks of up to {@link CHUNK_BYTES} on demand and
@@ -213,26 +189,17 @@ export const make = (root: string): BlobStoreShape => {
 
   const open = (key: string) =>
     isKey(key)
-      ? attempt("blob.open", async (): Promise<Option.Option<OpenBlob>> => {
-          let fd: number
+      ? attempt("blob.open", async () => {
+          let handle: fsp.FileHandle
           try {
-            fd = await call<number>((done) => fs.open(pathOf(key), "r", done))
+            handle = await fsp.open(pathOf(key), "r")
           } catch (e) {
             if (isMissing(e)) return Option.none()
             throw e
           }
           try {
-            const { size } = await call<fs.Stats>((done) => fs.fstat(fd, done))
-            if (size <= CHUNK_BYTES) return Option.some({ size, body: await readWhole(fd, size) })
-          } finally {
-            await call<void>((done) => fs.close(fd, done))
-          }
-          // Larger blobs stream from a file handle of their own (which Node closes if a reader
-          // abandons it); a blob never changes, so reopening it reads the same bytes.
-          const handle = await fsp.open(pathOf(key), "r")
-          try {
             const { size } = await handle.stat()
-            return Option.some({ size, body: streamOf(handle, size) })
+            return Option.some({ size, stream: streamOf(handle, size) })
           } catch (e) {
             await handle.close()
             throw e

@@ -10,14 +10,10 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "../shared/index.js"
 
-/**
- * An open blob: its length, and its bytes. A store may hand a small blob over whole, already
- * read (one read and one write of the answer, no stream machinery per download); anything else
- * is a stream that must be consumed or cancelled.
- */
+/** An open blob: its length, and a stream that must be consumed or cancelled. */
 export interface OpenBlob {
   readonly size: number
-  readonly body: ReadableStream<Uint8Array> | Uint8Array
+  readonly stream: ReadableStream<Uint8Array>
 }
 
 export interface BlobStoreShape {
@@ -32,7 +28,7 @@ export interface BlobStoreShape {
   readonly putStream: (stream: ReadableStream<Uint8Array>) => Effect.Effect<string, StorageError>
   /** The blob's length, or none when it is missing. */
   readonly stat: (key: string) => Effect.Effect<Option.Option<number>, StorageError>
-  /** Opens the blob for sending (streamed, or whole when small: {@link OpenBlob}), or none when it is missing. */
+  /** Opens the blob for streaming, or none when it is missing. */
   readonly open: (key: string) => Effect.Effect<Option.Option<OpenBlob>, StorageError>
   /** The whole blob in memory (for transforms), or none when it is missing. */
   readonly read: (key: string) => Effect.Effect<Option.Option<Uint8Array>, StorageError>
