@@ -69,6 +69,25 @@ export const document = (
 
 const stores = Effect.all({ docs: DocumentStore, shipments: ShipmentStore, tx: Transactor })
 
+/**
+ * Two orders: `s` with two attachments of version 1 (one hidden, in batch 2), a signature, and a
+ * removed attachment of version 2 (while `s` is still at version 1); `t` with one attachment.
+ */
+const versionedOrder = Effect.gen(function* () {
+  const { docs, shipments } = yield* stores
+  const s = Fixtures.shipment()
+  const t = Fixtures.shipment()
+  yield* shipments.insert(s)
+  yield* shipments.insert(t)
+  const v1 = document(s.trackNo, { orderVersion: 1 })
+  const v1Hidden = document(s.trackNo, { orderVersion: 1, hidden: true, batch: 2 })
+  const sig1 = document(s.trackNo, { kind: "signature", type: "signature", orderVersion: 1 })
+  const v2 = document(s.trackNo, { orderVersion: 2, removed: true })
+  const other = document(t.trackNo)
+  for (const d of [v1, v1Hidden, sig1, v2, other]) yield* docs.insertDocument(d)
+  return { s, t, v1, v1Hidden, sig1, v2, other }
+})
+
 const sortedIds = (docs: ReadonlyArray<Document.DocumentRecord>) => docs.map((d) => d.id).sort()
 
 const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, DocumentStoreServices> } = {
@@ -184,17 +203,8 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
 
   "listCurrent: the current version's attachments and every signature, hidden and removed included": Effect.gen(
     function* () {
-      const { docs, shipments } = yield* stores
-      const s = Fixtures.shipment()
-      const t = Fixtures.shipment()
-      yield* shipments.insert(s)
-      yield* shipments.insert(t)
-      const v1 = document(s.trackNo, { orderVersion: 1 })
-      const v1Hidden = document(s.trackNo, { orderVersion: 1, hidden: true })
-      const sig1 = document(s.trackNo, { kind: "signature", type: "signature", orderVersion: 1 })
-      const v2 = document(s.trackNo, { orderVersion: 2, removed: true })
-      const other = document(t.trackNo)
-      for (const d of [v1, v1Hidden, sig1, v2, other]) yield* docs.insertDocument(d)
+      const { docs } = yield* stores
+      const { s, t, v1, v1Hidden, sig1, v2, other } = yield* versionedOrder
       expect(sortedIds(yield* docs.listCurrent([s.trackNo]))).toEqual(sortedIds([v1, v1Hidden, sig1]))
       yield* docs.setOrderVersion(s.trackNo, 1, 2)
       expect(sortedIds(yield* docs.listCurrent([s.trackNo]))).toEqual(sortedIds([sig1, v2]))
@@ -205,16 +215,7 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
 
   "findDownload: a document's order and that order's current documents, in one lookup": Effect.gen(function* () {
     const { docs, shipments } = yield* stores
-    const s = Fixtures.shipment()
-    const t = Fixtures.shipment()
-    yield* shipments.insert(s)
-    yield* shipments.insert(t)
-    const v1 = document(s.trackNo, { orderVersion: 1 })
-    const v1Hidden = document(s.trackNo, { orderVersion: 1, hidden: true, batch: 2 })
-    const sig1 = document(s.trackNo, { kind: "signature", type: "signature", orderVersion: 1 })
-    const v2 = document(s.trackNo, { orderVersion: 2 })
-    const other = document(t.trackNo)
-    for (const d of [v1, v1Hidden, sig1, v2, other]) yield* docs.insertDocument(d)
+    const { s, v1, v1Hidden, sig1, v2, other } = yield* versionedOrder
     const order = Option.getOrThrow(yield* docs.findOrder(s.trackNo))
     const seen = Option.getOrThrow(yield* docs.findDownload(v1.id))
     expect(seen.order).toEqual(order)
