@@ -135,14 +135,40 @@ const readAll = async (stream: ReadableStream<Uint8Array>): Promise<Uint8Array> 
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
 }
 
-/** Writes a stream with back-pressure, then ends the response. */
+/**
+ * Whether the response can take more after a write that returned false: true at `drain`, false
+ * when the connection closed first (a client that went away never drains).
+ */
+const drained = (res: ServerResponse): Promise<boolean> =>
+  res.destroyed
+    ? Promise.resolve(false)
+    : new Promise((resolve) => {
+        const onDrain = () => {
+          res.off("close", onClose)
+          resolve(true)
+        }
+        const onClose = () => {
+          res.off("drain", onDrain)
+          resolve(false)
+        }
+        res.once("drain", onDrain)
+        res.once("close", onClose)
+      })
+
+/**
+ * Writes a stream with back-pressure, then ends the response. When the client goes away first,
+ * the stream is cancelled, so its source (a file handle) is released at once.
+ */
 const pipeStream = async (stream: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> => {
   const reader = stream.getReader()
   try {
     for (;;) {
       const { done, value } = await reader.read()
       if (done) break
-      if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve))
+      if (!res.write(value) && !(await drained(res))) {
+        await reader.cancel().catch(() => undefined)
+        return
+      }
     }
   } finally {
     res.end()

@@ -235,6 +235,40 @@ describe("toNodeListener raw path", () => {
     expect(canceled).toBe(true)
   })
 
+  it("releases a stream body when the client goes away before reading it all", async () => {
+    let canceled: () => void = () => undefined
+    const released = new Promise<void>((resolve) => (canceled = resolve))
+    let pulled = 0
+    // An endless body: only a reader that stops and cancels ends it.
+    const stream = new ReadableStream<Uint8Array>({
+      pull: (c) => {
+        pulled++
+        c.enqueue(new Uint8Array(256 * 1024))
+      },
+      cancel: () => canceled()
+    })
+    const port = await listen(toNodeListener({ handleRaw: async () => ({ status: 200, headers: {}, body: stream }) }))
+    await new Promise<void>((resolve) => {
+      const socket = connect(port, "127.0.0.1", () => socket.write(http("GET", "/")))
+      // Read the first bytes, then stop reading and go away: the server's writes back up, then fail.
+      socket.once("data", () => {
+        socket.pause()
+        setTimeout(() => {
+          socket.destroy()
+          resolve()
+        }, 100)
+      })
+    })
+    const outcome = await Promise.race([
+      released.then(() => "released"),
+      new Promise<string>((resolve) => setTimeout(() => resolve("still held"), 2000))
+    ])
+    expect(outcome).toBe("released")
+    const after = pulled
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(pulled).toBe(after)
+  })
+
   it("streams a large body both ways with back-pressure", async () => {
     const big = "z".repeat(3 * 1024 * 1024)
     const port = await listen(
