@@ -40,17 +40,6 @@ import {
 } from "./User.js"
 import { UserStore } from "./UserStore.js"
 
-export {
-  InvalidEmail,
-  NotAllowed,
-  PasswordRejected,
-  RecentAuthRequired,
-  SignInRefused,
-  TokenInvalid,
-  UserExists,
-  UserNotFound
-} from "./User.js"
-
 /** An invitation link works for 24 hours. */
 export const INVITE_MS = 24 * 3_600_000
 /** A reset link works for 30 minutes. */
