@@ -13,12 +13,9 @@ import { Sessions } from "@waybill/core"
 import { page, redirect } from "../internal/answer.js"
 import { type Route, type ViewerContext, viewerRoute } from "../internal/context.js"
 import { safeNext } from "../internal/next.js"
-import { Button, Field, PostForm } from "../views/components.js"
+import { Button, CurrentPasswordField, MAX_PASSWORD, PostForm } from "../views/components.js"
 import type { Flash } from "../views/flash.js"
 import { Layout } from "../views/Layout.js"
-
-/** The longest password accepted (DECISIONS.md). */
-const MAX_PASSWORD = 256
 
 /** The confirm page's URL that goes on to `next` (a path of the portal) once the password is given. */
 export const confirmHref = (ctx: Pick<ViewerContext, "href">, next: string): string =>
@@ -36,16 +33,7 @@ const ConfirmPage = (props: {
       <PostForm action={props.ctx.href("/confirm")} csrf={props.ctx.chrome.csrf} label="Confirm your password">
         <input type="hidden" name="next" value={props.next} />
         <input type="hidden" name="username" value={props.ctx.user.email} autocomplete="username" />
-        <Field
-          name="password"
-          label="Password"
-          type="password"
-          autocomplete="current-password"
-          maxLength={MAX_PASSWORD}
-          required
-          autofocus
-          error={props.error}
-        />
+        <CurrentPasswordField name="password" label="Password" autofocus error={props.error} />
         <div class="actions">
           <Button>Continue</Button>
           <a href={props.next}>Cancel</a>

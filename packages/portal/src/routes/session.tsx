@@ -23,16 +23,20 @@ import { type Answer, page, redirect } from "../internal/answer.js"
 import { type PortalContext, publicRoute, type Route, type ViewerContext, viewerRoute } from "../internal/context.js"
 import { dropSession, writeSession } from "../internal/cookies.js"
 import { safeNext } from "../internal/next.js"
-import { Button, CsrfField, Field } from "../views/components.js"
+import {
+  Button,
+  CsrfField,
+  CurrentPasswordField,
+  Field,
+  MAX_EMAIL,
+  MAX_PASSWORD,
+  SignInEmailField
+} from "../views/components.js"
 import type { Flash } from "../views/flash.js"
 import { Layout } from "../views/Layout.js"
 
 /** The one message of a refused sign-in (DECISIONS.md). */
 export const SIGN_IN_REFUSED = "E-mail or password is incorrect."
-
-/** The longest e-mail address (RFC 5321 path limit) and password (DECISIONS.md) accepted. */
-const MAX_EMAIL = 254
-const MAX_PASSWORD = 256
 
 interface SignInErrors {
   readonly email?: string
@@ -51,26 +55,8 @@ const SignInPage = (props: {
       <form method="post" action={props.ctx.href("/signin")} aria-label="Sign in">
         <CsrfField token={props.ctx.chrome.csrf} />
         <input type="hidden" name="next" value={props.next} />
-        <Field
-          name="email"
-          label="E-mail"
-          type="email"
-          value={props.email}
-          autocomplete="username"
-          inputMode="email"
-          maxLength={MAX_EMAIL}
-          required
-          error={props.errors.email}
-        />
-        <Field
-          name="password"
-          label="Password"
-          type="password"
-          autocomplete="current-password"
-          maxLength={MAX_PASSWORD}
-          required
-          error={props.errors.password}
-        />
+        <SignInEmailField value={props.email} error={props.errors.email} />
+        <CurrentPasswordField name="password" label="Password" error={props.errors.password} />
         <Button>Sign in</Button>
       </form>
       <p class="link-row">
@@ -316,17 +302,7 @@ const RequestResetPage = (props: {
       <p>Enter the e-mail address you sign in with: we send a link to choose a new password.</p>
       <form method="post" action={props.ctx.href("/reset")} aria-label="Reset your password">
         <CsrfField token={props.ctx.chrome.csrf} />
-        <Field
-          name="email"
-          label="E-mail"
-          type="email"
-          value={props.email}
-          autocomplete="username"
-          inputMode="email"
-          maxLength={MAX_EMAIL}
-          required
-          error={props.error}
-        />
+        <SignInEmailField value={props.email} error={props.error} />
         <Button>Send the link</Button>
       </form>
       <p class="link-row">
@@ -382,15 +358,7 @@ const ChangePasswordPage = (props: {
       <p>Changing your password signs you out everywhere else: every other browser must sign in again.</p>
       <form method="post" action={props.ctx.href("/password")} aria-label="Change your password">
         <CsrfField token={props.ctx.chrome.csrf} />
-        <Field
-          name="current"
-          label="Current password"
-          type="password"
-          autocomplete="current-password"
-          maxLength={MAX_PASSWORD}
-          required
-          error={props.errors.current}
-        />
+        <CurrentPasswordField name="current" label="Current password" error={props.errors.current} />
         <NewPasswordFields errors={props.errors} />
         <Button>Change password</Button>
       </form>

@@ -7,6 +7,7 @@
  * and attribute.
  */
 import type { ComponentChildren, InputHTMLAttributes } from "preact"
+import { PasswordPolicy } from "@waybill/core"
 
 /** The hidden field every state-changing form carries (the session's or the pre-session token). */
 export const CsrfField = (props: { readonly token: string }) => <input type="hidden" name="csrf" value={props.token} />
@@ -255,6 +256,45 @@ export const SelectField = (props: {
         ))}
       </select>
     )}
+  />
+)
+
+/** The longest e-mail address (RFC 5321 path limit) the forms accept. */
+export const MAX_EMAIL = 254
+/** The longest password the forms accept (the portal's policy, DECISIONS.md). */
+export const MAX_PASSWORD = PasswordPolicy.PORTAL.maxLength
+
+/** The e-mail address a person signs in with (the sign-in and reset forms). */
+export const SignInEmailField = (props: { readonly value: string; readonly error?: string | undefined }) => (
+  <Field
+    name="email"
+    label="E-mail"
+    type="email"
+    value={props.value}
+    autocomplete="username"
+    inputMode="email"
+    maxLength={MAX_EMAIL}
+    required
+    error={props.error}
+  />
+)
+
+/** A password the person has now (signing in, confirming, changing it). */
+export const CurrentPasswordField = (props: {
+  readonly name: string
+  readonly label: string
+  readonly error?: string | undefined
+  readonly autofocus?: boolean
+}) => (
+  <Field
+    name={props.name}
+    label={props.label}
+    type="password"
+    autocomplete="current-password"
+    maxLength={MAX_PASSWORD}
+    required
+    {...(props.autofocus === true ? { autofocus: true } : {})}
+    error={props.error}
   />
 )
 
