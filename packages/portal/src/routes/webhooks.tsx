@@ -75,6 +75,28 @@ const invalidToErrors = (message: string): EndpointFormErrors =>
 
 const hasErrors = (errors: object) => Object.keys(errors).length > 0
 
+/** An endpoint's URL and event types: the fields of the add and edit forms. */
+const EndpointFields = (props: {
+  readonly values: EndpointFormValues
+  readonly errors: EndpointFormErrors
+  readonly hint?: string
+}) => (
+  <>
+    <Field
+      name="url"
+      label="Endpoint URL"
+      type="url"
+      inputMode="url"
+      {...(props.hint === undefined ? {} : { hint: props.hint })}
+      value={props.values.url}
+      maxLength={MAX_URL}
+      required
+      error={props.errors.url}
+    />
+    <EventTypePicker catalog={Webhooks.catalog} selected={props.values.eventTypes} error={props.errors.eventTypes} />
+  </>
+)
+
 const CHECK_FIELDS: Flash = { tone: "error", text: "Check the fields marked below." }
 
 const notFound = (ctx: ViewerContext): Answer =>
@@ -122,18 +144,11 @@ const AddForm = (props: {
       reach a public address.
     </p>
     <PostForm action={props.ctx.href("/webhooks")} csrf={props.ctx.chrome.csrf} label="Add an endpoint">
-      <Field
-        name="url"
-        label="Endpoint URL"
-        type="url"
-        inputMode="url"
+      <EndpointFields
+        values={props.values}
+        errors={props.errors}
         hint="For example https://example.com/waybill/webhooks"
-        value={props.values.url}
-        maxLength={MAX_URL}
-        required
-        error={props.errors.url}
       />
-      <EventTypePicker catalog={Webhooks.catalog} selected={props.values.eventTypes} error={props.errors.eventTypes} />
       <Button>Add endpoint</Button>
     </PostForm>
   </section>
@@ -420,21 +435,7 @@ const DetailPage = (props: {
       <section class="card" aria-labelledby="endpoint-edit">
         <h2 id="endpoint-edit">Edit</h2>
         <PostForm action={here} csrf={ctx.chrome.csrf} label="Edit the endpoint">
-          <Field
-            name="url"
-            label="Endpoint URL"
-            type="url"
-            inputMode="url"
-            value={edit.values.url}
-            maxLength={MAX_URL}
-            required
-            error={edit.errors.url}
-          />
-          <EventTypePicker
-            catalog={Webhooks.catalog}
-            selected={edit.values.eventTypes}
-            error={edit.errors.eventTypes}
-          />
+          <EndpointFields values={edit.values} errors={edit.errors} />
           <Button>Save</Button>
         </PostForm>
       </section>
