@@ -15,19 +15,15 @@ import * as fc from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Config, Geo, IpBlocklist, JsonInput, RateLimits, WaybillConfig } from "@waybill/core"
+import { Config, Geo, JsonInput, RateLimits, WaybillConfig } from "@waybill/core"
 import { createHandler, type HandlerRequirements, type WaybillRequest } from "../src/index.js"
+import { noBlocks } from "./noBlocks.js"
 
 const BOOKING_LIMIT = 4 * 1024 * 1024
 const config = { ...Config.defaults, booking: { ...Config.defaults.booking, maxBodyBytes: BOOKING_LIMIT } }
 const layer = Layer.mergeAll(
   WaybillConfig.layer(config),
-  Layer.succeed(IpBlocklist, {
-    find: () => Effect.succeed(Option.none()),
-    put: () => Effect.void,
-    remove: () => Effect.succeed(false),
-    listActive: () => Effect.succeed({ items: [], hasMore: false })
-  }),
+  noBlocks,
   Layer.succeed(Geo, { lookup: () => Effect.succeed(Option.none()) }),
   RateLimits.memory
 ) as unknown as Layer.Layer<HandlerRequirements, never>

@@ -17,7 +17,6 @@ import {
   Config,
   Entropy,
   Geo,
-  IpBlocklist,
   KeyRing,
   RateLimits,
   type SecretPurpose,
@@ -27,6 +26,7 @@ import {
   type Webhook
 } from "@waybill/core"
 import { createHandler, type HandlerRequirements } from "../src/index.js"
+import { noBlocks } from "./noBlocks.js"
 
 const TOKEN = "op_token_for_the_no_store_test"
 
@@ -52,12 +52,7 @@ const ring = KeyRing.fromSecrets(
 
 const layer = Layer.mergeAll(
   WaybillConfig.layer(Config.defaults),
-  Layer.succeed(IpBlocklist, {
-    find: () => Effect.succeed(Option.none()),
-    put: () => Effect.void,
-    remove: () => Effect.succeed(false),
-    listActive: () => Effect.succeed({ items: [], hasMore: false })
-  }),
+  noBlocks,
   Layer.succeed(Geo, { lookup: () => Effect.succeed(Option.none()) }),
   RateLimits.memory,
   Layer.succeed(AccountStore, accounts),

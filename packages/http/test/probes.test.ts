@@ -11,17 +11,13 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Config, Geo, IpBlocklist, RateLimits, WaybillConfig } from "@waybill/core"
+import { Config, Geo, RateLimits, WaybillConfig } from "@waybill/core"
 import { createHandler, type HandlerOptions, type HandlerRequirements } from "../src/index.js"
+import { noBlocks } from "./noBlocks.js"
 
 const ports = Layer.mergeAll(
   WaybillConfig.layer(Config.defaults),
-  Layer.succeed(IpBlocklist, {
-    find: () => Effect.succeed(Option.none()),
-    put: () => Effect.void,
-    remove: () => Effect.succeed(false),
-    listActive: () => Effect.succeed({ items: [], hasMore: false })
-  }),
+  noBlocks,
   Layer.succeed(Geo, { lookup: () => Effect.succeed(Option.none()) }),
   RateLimits.memory
 ) as unknown as Layer.Layer<HandlerRequirements, never>

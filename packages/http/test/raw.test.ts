@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Config, Geo, IpBlocklist, RateLimits, WaybillConfig } from "@waybill/core"
+import { Config, Geo, RateLimits, WaybillConfig } from "@waybill/core"
 import { readBody } from "../src/internal/body.js"
 import {
   createHandler,
@@ -19,15 +19,10 @@ import {
   toResponse,
   type WaybillRequest
 } from "../src/index.js"
+import { noBlocks } from "./noBlocks.js"
 
 const LIMIT = 2048
 const config = { ...Config.defaults, booking: { ...Config.defaults.booking, maxBodyBytes: LIMIT } }
-const noBlocks = Layer.succeed(IpBlocklist, {
-  find: () => Effect.succeed(Option.none()),
-  put: () => Effect.void,
-  remove: () => Effect.succeed(false),
-  listActive: () => Effect.succeed({ items: [], hasMore: false })
-})
 const noZips = Layer.succeed(Geo, { lookup: () => Effect.succeed(Option.none()) })
 const layer = Layer.mergeAll(
   WaybillConfig.layer(config),

@@ -23,7 +23,6 @@ import {
   DocumentStore,
   type DocumentStoreShape,
   Entropy,
-  IpBlocklist,
   KeyRing,
   RateLimits,
   type SecretPurpose,
@@ -33,6 +32,7 @@ import {
   WaybillConfig
 } from "@waybill/core"
 import { createHandler, type HandlerRequirements } from "../src/index.js"
+import { noBlocks } from "./noBlocks.js"
 
 const TOKEN = "S".repeat(43)
 const account = { customerNo: "100001", name: "A", cancelMode: "local", rateCard: null, ipAllowlist: [], createdAt: 0 }
@@ -106,12 +106,7 @@ const makeLayer = async (logged: Array<ActivityEntry>) => {
   } as unknown as ActivityStoreShape
   return Layer.mergeAll(
     WaybillConfig.layer(Config.defaults),
-    Layer.succeed(IpBlocklist, {
-      find: () => Effect.succeed(Option.none()),
-      put: () => Effect.void,
-      remove: () => Effect.succeed(false),
-      listActive: () => Effect.succeed({ items: [], hasMore: false })
-    }),
+    noBlocks,
     RateLimits.memory,
     Layer.succeed(AccountStore, accounts),
     Layer.succeed(UserStore, users),

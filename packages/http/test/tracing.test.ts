@@ -9,20 +9,16 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-tr
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Config, Geo, IpBlocklist, RateLimits, WaybillConfig } from "@waybill/core"
+import { Config, Geo, RateLimits, WaybillConfig } from "@waybill/core"
 import { createHandler, type HandlerRequirements, parseTraceparent } from "../src/index.js"
+import { noBlocks } from "./noBlocks.js"
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 const PARENT_ID = "00f067aa0ba902b7"
 
 const ports = Layer.mergeAll(
   WaybillConfig.layer(Config.defaults),
-  Layer.succeed(IpBlocklist, {
-    find: () => Effect.succeed(Option.none()),
-    put: () => Effect.void,
-    remove: () => Effect.succeed(false),
-    listActive: () => Effect.succeed({ items: [], hasMore: false })
-  }),
+  noBlocks,
   Layer.succeed(Geo, { lookup: () => Effect.succeed(Option.none()) }),
   RateLimits.memory
 ) as unknown as Layer.Layer<HandlerRequirements, never>
