@@ -199,7 +199,7 @@ export const make = (root: string): BlobStoreShape => {
           }
           try {
             const { size } = await handle.stat()
-            return Option.some({ size, stream: streamOf(handle, size) })
+            return Option.some({ size, body: streamOf(handle, size) })
           } catch (e) {
             await handle.close()
             throw e

@@ -225,7 +225,7 @@ export const make = (pool: PgPool): BlobStoreShape => {
       ? attempt("blob.open", async () =>
           Option.map(
             Option.fromNullable(await find(key)),
-            (row): OpenBlob => ({ size: Number(row.size), stream: streamOf(row) })
+            (row): OpenBlob => ({ size: Number(row.size), body: streamOf(row) })
           )
         )
       : Effect.succeed(Option.none())

@@ -120,6 +120,8 @@ Options for every command:
                       WAYBILL_DATABASE_URL); migrated at start; needs --secret-file
   --pool-size N       PostgreSQL connections (default 10; env WAYBILL_POOL_SIZE)
   --blob-dir DIR      document files (default <db>.blobs; in the database on PostgreSQL)
+  --blob-cache-mib N  memory for document files of up to 1 MiB kept after their first
+                      download (default 32; 0: none)
   --json              machine-readable output
   --secret-file FILE  master secret file (default <db>.secret on SQLite; env
                       WAYBILL_MASTER_SECRET_FILE; created if missing, mode 0600). Every host of
@@ -196,7 +198,8 @@ const hostOptions = {
   ...(settings["database-url"] === undefined ? {} : { databaseUrl: settings["database-url"] }),
   ...(settings["pool-size"] === undefined ? {} : { poolSize: settings["pool-size"] }),
   ...(secretFile === undefined ? {} : { secretFile }),
-  ...(blobDir === undefined ? {} : { blobDir })
+  ...(blobDir === undefined ? {} : { blobDir }),
+  blobCacheBytes: settings["blob-cache-mib"] * 1024 * 1024
 }
 /** The database as messages name it (a URL's password masked). */
 const databaseName = settings["database-url"] === undefined ? dbFile : describeUrl(settings["database-url"])

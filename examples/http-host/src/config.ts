@@ -52,6 +52,11 @@ export const OPTIONS = {
   config: { kind: "path", help: "JSON file of settings (keys are the flag names)", from: ["flag", "env"] },
   db: { kind: "path", help: "SQLite database file (created if missing)", default: ".waybill/waybill.db" },
   "blob-dir": { kind: "path", help: "document files (default `<db>.blobs`)" },
+  "blob-cache-mib": {
+    kind: "integer",
+    help: "memory for document files of up to 1 MiB kept after their first download (0: none)",
+    default: 32
+  },
   "database-url": {
     kind: "secret",
     help: "PostgreSQL instead of the SQLite file (`postgres://USER@HOST:PORT/DB`); needs `secret-file`"

@@ -19,6 +19,7 @@ import type { Kysely } from "kysely"
 import pg from "pg"
 import { Admission, type Cancel, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
 import { nodeEntropy } from "./entropy.js"
+import { BlobCache } from "@waybill/blob-cache"
 import { BlobFs } from "@waybill/blob-fs"
 import { BlobPg } from "@waybill/blob-pg"
 import { GeoUs } from "@waybill/geo-us"
@@ -66,9 +67,18 @@ export interface HostOptions {
    * are kept in the database (`@waybill/blob-pg`) unless this is given.
    */
   readonly blobDir?: string
+  /**
+   * Memory for document files kept after their first download (`@waybill/blob-cache`), so later
+   * downloads of the same file read no file; default {@link DEFAULT_BLOB_CACHE_BYTES}, 0 for none.
+   * Files over {@link BlobCache.DEFAULT_MAX_BLOB_BYTES} are always streamed from the store.
+   */
+  readonly blobCacheBytes?: number
   /** Rules and limits; defaults to `Config.defaults` (tests lower the rate limits). */
   readonly config?: WaybillConfigShape
 }
+
+/** Memory for kept document files unless told otherwise (`--blob-cache-mib`): 32 MiB. */
+export const DEFAULT_BLOB_CACHE_BYTES = 32 * 1024 * 1024
 
 /** Connections in a PostgreSQL pool unless told otherwise (`--pool-size`). */
 export const DEFAULT_POOL_SIZE = 10
@@ -212,9 +222,13 @@ const blobPlace = (engine: StorageEngine, options: HostOptions): string | "datab
     ? "database"
     : (options.blobDir ?? `${options.dbFile}.blobs`)
 
+/** The document files' store, with the small ones kept in memory once downloaded. */
 const blobLayer = (engine: StorageEngine, options: HostOptions) => {
   const place = blobPlace(engine, options)
-  return place === "database" ? BlobPg.layer(enginePool(engine)) : BlobFs.layer(place)
+  return Layer.provide(
+    BlobCache.layer({ maxBytes: options.blobCacheBytes ?? DEFAULT_BLOB_CACHE_BYTES }),
+    place === "database" ? BlobPg.layer(enginePool(engine)) : BlobFs.layer(place)
+  )
 }
 
 /**

@@ -715,13 +715,48 @@ describe("GET|HEAD /api/v1/order/docs/download/", () => {
     expect((await lookup({ control_no: link.trackNo, key: b.liveKey })).text).toBe(NO_RECORDS)
   })
 
+  /** Removes a document's file from the host's store (`<db>.blobs`, content-addressed). */
+  const removeFile = (dir: string, blobKey: string) =>
+    rmSync(join(dir, "waybill.db.blobs", blobKey.slice(0, 2), blobKey))
+
+  it("a downloaded file is kept in memory (--blob-cache-mib): later downloads need no file; with 0, each reads it", async () => {
+    const kept = await freshLink() // downloaded once
+    removeFile(t.dir, kept.doc.blobKey)
+    for (const method of ["GET", "HEAD"]) {
+      const again = await download(kept.uri, method)
+      expect(again.status, method).toBe(200)
+      expect(again.headers.get("content-length")).toBe(String(pdf(kept.trackNo).byteLength))
+      expect(again.headers.get("cache-control")).toBe("no-store")
+      if (method === "GET") expect(again.bytes).toEqual(pdf(kept.trackNo))
+    }
+    // What may be downloaded is still decided in the database: a hidden document is gone at once.
+    await t.run(Documents.setVisibility(kept.doc.id, "hide"))
+    await expectText(kept.uri, 404, GONE)
+
+    const bare = await startHost({ clock, blobCacheBytes: 0 })
+    try {
+      const account = await bare.newAccount("C")
+      const trackNo = await bookOne(bare.url, account.liveKey)
+      const doc = await bare.run(Documents.addDocument({ trackNo, type: "bol", bytes: pdf(trackNo) }))
+      const found = await answer(await fetch(`${bare.url}${DOCS}?control_no=${trackNo}&key=${account.liveKey}`))
+      const uri = uriOf(found, "bol")
+      expect((await download(uri)).status).toBe(200)
+      removeFile(bare.dir, doc.blobKey)
+      expect((await download(uri)).status).toBe(404)
+    } finally {
+      await bare.close()
+    }
+  })
+
   it("a missing file is 404; other methods are 405 with Allow, in plain text", async () => {
-    const link = await freshLink()
-    // The host keeps document files beside its database file (`<db>.blobs`), content-addressed.
-    rmSync(join(t.dir, "waybill.db.blobs", link.doc.blobKey.slice(0, 2), link.doc.blobKey))
-    await expectText(link.uri, 404, GONE)
+    // Never downloaded, so never kept in memory (the next case): the file is looked for on disk.
+    const trackNo = await bookOne(t.url, a.liveKey)
+    const doc = await addPdf(trackNo)
+    const uri = uriOf(await lookup({ control_no: trackNo, key: a.liveKey }), "bol")
+    removeFile(t.dir, doc.blobKey)
+    await expectText(uri, 404, GONE)
     for (const method of ["POST", "PUT", "DELETE"]) {
-      const r = await fetch(link.uri, { method })
+      const r = await fetch(uri, { method })
       expect(r.status).toBe(405)
       expect(r.headers.get("allow")).toBe("GET, HEAD")
       expect(r.headers.get("content-type")).toBe("text/plain; charset=utf-8")

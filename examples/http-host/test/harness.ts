@@ -106,6 +106,8 @@ export const startHost = async (
     readonly log?: LogOptions
     /** A tracer layer (tracing is off without one). */
     readonly tracing?: Layer.Layer<never>
+    /** Memory for downloaded document files (default: the host's). */
+    readonly blobCacheBytes?: number
   } = {}
 ): Promise<TestHost> => {
   const dir = mkdtempSync(join(tmpdir(), "waybill-e2e-"))
@@ -124,6 +126,7 @@ export const startHost = async (
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     ...(options.mail === undefined ? {} : { mail: options.mail }),
+    ...(options.blobCacheBytes === undefined ? {} : { blobCacheBytes: options.blobCacheBytes }),
     ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
     ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
     log: options.log ?? { level: LogLevel.Warning },

@@ -3,17 +3,24 @@
  *
  * The bytes of documents, kept apart from the database so large files never pass through it.
  * Keys are chosen by the store (`put` returns one) and are opaque to core; a store may be
- * content-addressed, so equal bytes may share a key.
+ * content-addressed, so equal bytes may share a key. A key names the same bytes for as long as
+ * the store has it: a blob is never rewritten under its key, so what was read under a key may
+ * be kept and served again (what a cache in front of a store, like `@waybill/blob-cache`,
+ * relies on). Blobs are immutable to their readers too: bytes a store hands out must not be
+ * written to.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { StorageError } from "../shared/index.js"
 
-/** An open blob: its length, and a stream that must be consumed or cancelled. */
+/**
+ * An open blob: its length, and its bytes, either as a stream that must be consumed or cancelled,
+ * or whole when the store already holds them in memory (nothing to release).
+ */
 export interface OpenBlob {
   readonly size: number
-  readonly stream: ReadableStream<Uint8Array>
+  readonly body: ReadableStream<Uint8Array> | Uint8Array
 }
 
 export interface BlobStoreShape {

@@ -351,7 +351,7 @@ export interface Download {
   readonly contentType: ContentType
   readonly size: number
   /** Undefined for HEAD. */
-  readonly body: OpenBlob["stream"] | Uint8Array | undefined
+  readonly body: OpenBlob["body"] | undefined
 }
 
 const requireService = <I, S>(tag: Context.Tag<I, S>, what: string) =>
@@ -397,7 +397,7 @@ const downloadRotated = (
       if (Option.isSome(size)) return file(size.value, undefined)
     } else {
       const opened = yield* blobs.open(kept)
-      if (Option.isSome(opened)) return file(opened.value.size, opened.value.stream)
+      if (Option.isSome(opened)) return file(opened.value.size, opened.value.body)
     }
     const images = yield* requireService(ImageTransform, "ImageTransform")
     const bytes = yield* blobs.read(document.blobKey)
@@ -482,7 +482,7 @@ const downloadProgram = Effect.fnUntraced(function* (input: DownloadInput) {
     document: current,
     contentType: current.contentType,
     size: opened.value.size,
-    body: opened.value.stream
+    body: opened.value.body
   } satisfies Download
 })
 
