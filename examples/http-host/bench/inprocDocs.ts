@@ -5,8 +5,10 @@
  * process's memory (`process.memoryUsage()` and the peak RSS, VmHWM) after each phase.
  *
  *   pnpm build && cd examples/http-host && node --import tsx bench/inprocDocs.ts \
- *     [--n 1000] [--concurrency 32] [--profile lookup|download] [--out file.cpuprofile] [--rotated] [--keep]
+ *     [--n 1000] [--concurrency 32] [--profile lookup|download] [--out file.cpuprofile] [--rotated] [--keep] [--bound]
  *
+ * `--bound` also times, on the same database, what any implementation of Waybill's lookup design
+ * must do by hand (`bench/lookupBound.ts`: its two queries and a hundred sealed tickets).
  * `--rotated` uploads JPEGs saved with a rotation of 90 degrees instead of PDFs, so downloads go
  * through the image rendition. This is a tool for finding where the time goes; `pnpm bench`
  * remains the measurement.
@@ -27,6 +29,7 @@ import { startProfiler } from "./cpuprofile.js"
 import { measureLoop } from "./inprocLoop.js"
 import { BENCH_OPERATOR_TOKEN, BENCH_PDF, LOOKUP_ORDERS } from "./documentScenarios.js"
 import { readProcMemory } from "./proc.js"
+import { measureLookupBound } from "./lookupBound.js"
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)
@@ -164,6 +167,13 @@ const run = async (name: string, once: () => Promise<void>, n: number, profile: 
 await run("lookup warm-up", lookupOnce, Math.max(100, N / 5), false)
 await run("lookup", lookupOnce, N, PROFILE === "lookup")
 memory("after lookups")
+if (process.argv.includes("--bound")) {
+  const b = measureLookupBound(dbFile, created.account.customerNo, trackNos, N)
+  console.log(
+    `lookup bound by hand: orders query ${b.ordersUs.toFixed(0)} us + documents query ${b.documentsUs.toFixed(0)} us + ` +
+      `${LOOKUP_ORDERS} AES-GCM tickets ${b.ticketsUs.toFixed(0)} us = ${b.totalUs.toFixed(0)} us per lookup`
+  )
+}
 await run("download warm-up", downloadOnce, Math.max(100, N / 5), false)
 await run("download", downloadOnce, N, PROFILE === "download")
 memory("after downloads")
