@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type Insertable, type Selectable, sql } from "kysely"
+import { type Insertable, type Selectable, type SqlBool, sql } from "kysely"
 import type { Connection, Statement } from "./internal/connection.js"
 import {
   type DocumentRecord,
@@ -143,14 +143,19 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
     return prepare((c, p: Params) => {
       const customers = customerSlots.map((n) => p[n] as string)
       const values = valueSlots.map((n) => p[n] as string)
+      // Exact on the reference, as the interface has it; `lower` lets the account's
+      // (customer_no, lower(billing_reference)) index (0016) find the candidates.
+      const byReference = (column: "s.billing_reference" | "b.billing_reference") =>
+        sql<SqlBool>`(lower(${sql.ref(column)}) in (${sql.join(values.map((v) => sql`lower(${v})`))}) and ${sql.ref(column)} in (${sql.join(values)}))`
       return orders(c)
         .where(
-          // Tracking numbers are primary keys: for a control_no lookup the customer is only a
-          // filter. SQLite without statistics (no ANALYZE) would otherwise walk the account's
-          // whole (customer_no, reference) index: 7.5 ms instead of 0.24 ms for 100 values in
-          // an account of 50,000 shipments. `|| ''` keeps the value and the meaning on both
-          // engines and takes the term off that index.
-          field === "control_no" ? sql<string>`${sql.ref("s.customer_no")} || ''` : sql.ref("s.customer_no"),
+          // A reference lookup is the account's index's job. Every other field finds its rows
+          // by a key of its own (a tracking number, an invoice number), and the account is only
+          // a filter: SQLite without statistics (no ANALYZE) would otherwise walk the account's
+          // whole index, 20 to 30 ms instead of 0.3 to 0.5 ms for 100 values in an account of
+          // 50,000 shipments. `|| ''` keeps the value and the meaning on both engines and takes
+          // the term off that index.
+          field === "customer_reference" ? sql.ref("s.customer_no") : sql<string>`${sql.ref("s.customer_no")} || ''`,
           "in",
           customers
         )
@@ -158,23 +163,29 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
           field === "control_no"
             ? eb("s.track_no", "in", values)
             : field === "customer_reference"
-              ? eb.and([
-                  // The index holds lower(billing_reference) (0016); the exact comparison keeps
-                  // the lookup case-sensitive as the interface has it.
-                  eb(
-                    eb.fn<string>("lower", ["s.billing_reference"]),
-                    "in",
-                    values.map((v) => eb.fn<string>("lower", [eb.val(v)]))
-                  ),
-                  eb("s.billing_reference", "in", values)
-                ])
+              ? byReference("s.billing_reference")
               : field === "invoice_no"
                 ? eb("o.invoice_no", "in", values)
-                : eb.or([
-                    eb("s.track_no", "in", values),
-                    eb("s.billing_reference", "in", values),
-                    eb("o.invoice_no", "in", values)
-                  ])
+                : // Any of the three: the tracking numbers the three keys find, each by its own
+                  // index (an OR of the three would walk the account).
+                  eb(
+                    "s.track_no",
+                    "in",
+                    c
+                      .selectFrom("waybill_shipments as a")
+                      .select("a.track_no")
+                      .where("a.track_no", "in", values)
+                      .union(
+                        c
+                          .selectFrom("waybill_shipments as b")
+                          .select("b.track_no")
+                          .where("b.customer_no", "in", customers)
+                          .where(byReference("b.billing_reference"))
+                      )
+                      .union(
+                        c.selectFrom("waybill_orders as i").select("i.track_no").where("i.invoice_no", "in", values)
+                      )
+                  )
         )
         .orderBy("s.track_no")
         .limit(p["limit"] as number)

@@ -240,10 +240,10 @@ describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQL
       expect(plan(last("select"))).toContain(
         "waybill_shipments_customer_reference_lower_idx (customer_no=? AND <expr>=?)"
       )
-      // Any field: the customer's shipments.
+      // Any field: each key by its own index, the reference by the account's (queryPlans.test.ts).
       yield* documents.findOrders({ customers: [s.customerNo], field: "any", values: ["x"], limit: 10 })
-      expect(plan(last("select"))).toMatch(
-        /waybill_shipments_customer_(created|reference_lower)_idx \(customer_no=\?\)/
+      expect(plan(last("select"))).toContain(
+        "waybill_shipments_customer_reference_lower_idx (customer_no=? AND <expr>=?)"
       )
       // The account's shipment list (and its search): ShipmentSearchKysely.test.ts.
 

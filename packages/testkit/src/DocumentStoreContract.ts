@@ -130,6 +130,11 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
       expect(yield* find("invoice_no", ["INV-Ü-1"])).toEqual([y.trackNo])
       expect(yield* find("invoice_no", [""])).toEqual([])
       expect(yield* find("any", [x.billingReference, "INV-Ü-1", z.trackNo])).toEqual([x.trackNo, y.trackNo].sort())
+      // Each key alone, exact, and never another account's order by any of them.
+      yield* docs.setInvoice(z.trackNo, "INV-Z-1")
+      expect(yield* find("any", [x.trackNo])).toEqual([x.trackNo])
+      expect(yield* find("any", [y.billingReference.toLowerCase(), "inv-ü-1"])).toEqual([])
+      expect(yield* find("any", [z.trackNo, z.billingReference, "INV-Z-1"])).toEqual([])
       const both = yield* docs.findOrders({
         field: "control_no",
         values: [x.trackNo, z.trackNo],
