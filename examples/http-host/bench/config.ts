@@ -22,6 +22,8 @@
  *                      slower, so such figures are not the library's.
  * - BENCH_ACTIVITY     off: the Waybill target records no account activity (read by the target
  *                      itself, `waybill.ts`), to measure what recording costs booking
+ * - BENCH_BLOB_CACHE   off: the Waybill target keeps no document files in memory (read by the
+ *                      target itself), so every download reads its file as the floor does
  */
 import { isTargetName, TARGET_NAMES, type TargetName } from "./target.js"
 

@@ -46,7 +46,9 @@ export const startWaybill: StartTarget = async ({ dbFile, host, port, databaseUr
     allowInsecureHttp: true,
     log: benchLog(),
     // BENCH_ACTIVITY=off: no account activity recording, to measure what recording costs.
-    ...(process.env["BENCH_ACTIVITY"] === "off" ? { activity: { record: false } } : {})
+    ...(process.env["BENCH_ACTIVITY"] === "off" ? { activity: { record: false } } : {}),
+    // BENCH_BLOB_CACHE=off: every download reads its file (no `@waybill/blob-cache`), to measure what keeping files saves.
+    ...(process.env["BENCH_BLOB_CACHE"] === "off" ? { blobCacheBytes: 0 } : {})
   })
   const db = running.database.db
   try {
