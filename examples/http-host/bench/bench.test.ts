@@ -14,6 +14,7 @@ import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { readConfig } from "./config.js"
 import { nameFromSourceLine } from "./cpuprofile.js"
+import { packageOf, startAllocationSampling } from "./allocations.js"
 import { startCeiling } from "./ceiling.js"
 import { startFloor } from "./floor.js"
 import { startFloorPg } from "./floorPg.js"
@@ -348,6 +349,31 @@ describe("the webhook drain row", () => {
     const text = formatWebhookDrain({ scenario: webhookDrainName(10_000), measurements, ratio: 0.125, problems: [] })
     expect(text).toMatch(/BELOW the goal.*BELOW the goal \[run INVALID, see problems\]/)
     expect(text).toMatch(/problem \(waybill\): only 9990 of 10000 events arrived/)
+  })
+})
+
+describe("allocation sampling", () => {
+  it("charges a script to its package", () => {
+    const store = "file:///work/main/node_modules/.pnpm"
+    expect(packageOf(`${store}/effect@3.22.4/node_modules/effect/dist/esm/internal/fiberRuntime.js`)).toBe("effect")
+    expect(packageOf(`${store}/@effect+vitest@0.30.0_x/node_modules/@effect/vitest/dist/index.js`)).toBe(
+      "@effect/vitest"
+    )
+    expect(packageOf("file:///work/main/packages/core/dist/index.js")).toBe("packages/core")
+    expect(packageOf("file:///work/main/adapters/storage-kysely/src/SqliteEngine.ts")).toBe("adapters/storage-kysely")
+    expect(packageOf("node:internal/streams/readable")).toBe("node")
+    expect(packageOf("")).toBe("(V8 built-ins and native)")
+  })
+
+  it("counts what was allocated and collected since, charged to this file", async () => {
+    const sampling = await startAllocationSampling(1024)
+    let kept = 0
+    for (let i = 0; i < 20_000; i++) kept += new Array(16).fill(i).length
+    const { byPackage, totalBytes } = await sampling.stop()
+    expect(kept).toBe(320_000)
+    // 20,000 arrays of 16 elements: well over a megabyte, none of it alive any more.
+    expect(totalBytes).toBeGreaterThan(1_000_000)
+    expect(byPackage.find(([name]) => name === "examples/http-host")?.[1]).toBeGreaterThan(1_000_000)
   })
 })
 

@@ -5,9 +5,10 @@
  *
  *   pnpm build && cd examples/http-host && node --import tsx bench/inproc.ts \
  *     [--n 4000] [--sql] [--concurrency 32]
- *     [--profile out.cpuprofile] [--fetch] [--quiet-logs]
+ *     [--profile out.cpuprofile] [--allocations] [--fetch] [--quiet-logs]
  *
  * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);
+ * `--allocations` prints the bytes a booking allocates, by package (`bench/allocations.ts`);
  * `--fetch` calls `handler(Request)` (what Hono, Bun or Deno use) instead of `handleRaw` with a
  * plain request and body bytes (what `@waybill/http-node` does, and what `pnpm bench` measures).
  *
@@ -28,6 +29,7 @@ import { loggingLayer } from "../src/observability.js"
 import { benchLog } from "./logSink.js"
 import { SAFETY_NET_PAGES, startCheckpointer } from "../src/checkpointer.js"
 import { startProfiler } from "./cpuprofile.js"
+import { startAllocationSampling } from "./allocations.js"
 import { measureLoop } from "./inprocLoop.js"
 import { BOOKING_BODY } from "./scenarios.js"
 
@@ -138,8 +140,16 @@ await run(Math.min(1000, N)) // warm-up
 sqlTimes.clear()
 const profileFile = arg("profile")
 const profiler = profileFile === undefined ? undefined : await startProfiler()
+const sampling = process.argv.includes("--allocations") ? await startAllocationSampling() : undefined
 await run(N)
 if (profiler !== undefined && profileFile !== undefined) console.log(`CPU profile: ${await profiler.stop(profileFile)}`)
+if (sampling !== undefined) {
+  const { byPackage, totalBytes } = await sampling.stop()
+  const kb = (bytes: number) => `${(bytes / 1024 / N).toFixed(1)} KB`
+  console.log(`allocated per booking (sampled, collected objects included): ${kb(totalBytes)}`)
+  for (const [name, bytes] of byPackage.slice(0, 12))
+    console.log(`${kb(bytes).padStart(10)} ${((bytes / totalBytes) * 100).toFixed(1).padStart(5)}%  ${name}`)
+}
 if (SQL) {
   const rows = [...sqlTimes.entries()].sort((a, b) => Number(b[1].ns - a[1].ns))
   let total = 0n

@@ -1,0 +1,58 @@
+/**
+ * Where a request's allocations go: V8's sampling heap profiler over a measured window, counting
+ * every sampled allocation, also those garbage-collected since (a heap snapshot or `--heap-prof`
+ * shows only what is still alive). The bytes are charged to the package that allocated them, so
+ * the figure answers "how much does each request allocate, and whose code allocates it", which
+ * is what drives garbage-collection time and the old generation's growth under load (peak RSS).
+ */
+import { Session } from "node:inspector/promises"
+
+interface Node {
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly selfSize: number
+  readonly children: ReadonlyArray<Node>
+}
+
+/** The package of a script URL: a dependency's name, a Waybill workspace folder, or node's own. */
+export const packageOf = (url: string): string => {
+  if (url === "") return "(V8 built-ins and native)"
+  if (url.startsWith("node:")) return "node"
+  const dependency = /node_modules\/\.pnpm\/(@[^/+]+\+[^@/]+|[^@/]+)@/.exec(url)
+  if (dependency !== null) return dependency[1]!.replace("+", "/")
+  const workspace = /\/(packages|adapters|examples)\/([^/]+)\//.exec(url)
+  return workspace === null ? url : `${workspace[1]}/${workspace[2]}`
+}
+
+export interface Allocations {
+  /** Sampled bytes by package, largest first. */
+  readonly byPackage: ReadonlyArray<readonly [string, number]>
+  readonly totalBytes: number
+}
+
+/** Starts sampling (one sample per `intervalBytes` allocated, on average); `stop` sums the samples. */
+export const startAllocationSampling = async (intervalBytes = 32 * 1024) => {
+  const session = new Session()
+  session.connect()
+  await session.post("HeapProfiler.enable")
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: intervalBytes,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true
+  })
+  return {
+    stop: async (): Promise<Allocations> => {
+      const { profile } = (await session.post("HeapProfiler.stopSampling")) as { profile: { head: Node } }
+      session.disconnect()
+      const sums = new Map<string, number>()
+      let totalBytes = 0
+      const walk = (node: Node) => {
+        const name = packageOf(node.callFrame.url)
+        sums.set(name, (sums.get(name) ?? 0) + node.selfSize)
+        totalBytes += node.selfSize
+        for (const child of node.children) walk(child)
+      }
+      walk(profile.head)
+      return { byPackage: [...sums.entries()].sort((a, b) => b[1] - a[1]), totalBytes }
+    }
+  }
+}
