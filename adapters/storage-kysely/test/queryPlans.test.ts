@@ -8,23 +8,35 @@ import * as path from "node:path"
 import Database from "better-sqlite3"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Fixtures } from "@waybill/testkit"
+import { Fixtures, WebhookStoreContract } from "@waybill/testkit"
 import { migrate, sqliteEngine, StorageKysely } from "../src/index.js"
 import { describeSqliteOnly } from "./dialects.js"
+
+/** A migrated SQLite file whose statements are recorded, and the plan of any of them. */
+const recorded = Effect.gen(function* () {
+  const dir = yield* Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-plans-"))),
+    (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+  )
+  const handle = new Database(path.join(dir, "waybill.db"))
+  const seen: Array<string> = []
+  const engine = sqliteEngine(handle, { onStatement: (sql) => void seen.push(sql) })
+  yield* Effect.addFinalizer(() => Effect.promise(() => engine.close()))
+  yield* migrate(engine)
+  const stores = yield* StorageKysely.make(engine)
+  /** The plan of `text`, one step a line; it does not depend on the values bound, so any will do. */
+  const planOf = (text: string) =>
+    handle
+      .prepare(`explain query plan ${text}`)
+      .all(...Array.from({ length: (text.match(/\?/g) ?? []).length }, () => "x"))
+      .map((r) => (r as { detail: string }).detail)
+  return { handle, seen, stores, planOf }
+})
 
 describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
   it.scoped("a lookup finds its orders by the key it names, and walks the account's index only for references", () =>
     Effect.gen(function* () {
-      const dir = yield* Effect.acquireRelease(
-        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "waybill-plans-"))),
-        (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
-      )
-      const handle = new Database(path.join(dir, "waybill.db"))
-      const seen: Array<string> = []
-      const engine = sqliteEngine(handle, { onStatement: (sql) => void seen.push(sql) })
-      yield* Effect.addFinalizer(() => Effect.promise(() => engine.close()))
-      yield* migrate(engine)
-      const stores = yield* StorageKysely.make(engine)
+      const { handle, seen, stores } = yield* recorded
       const shipment = Fixtures.shipment()
       yield* stores.shipments.insert(shipment)
       yield* stores.documents.setInvoice(shipment.trackNo, "INV-1")
@@ -77,6 +89,44 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
         expect(byAny.plan).toMatch(/customer_reference_lower_idx \(customer_no=\? AND <expr>=\?\)/)
         expect(byAny.plan).not.toMatch(walksAccount)
       }
+    })
+  )
+
+  it.scoped("the webhook statements go by their indexes, whatever size the tables grow to", () =>
+    Effect.gen(function* () {
+      const { seen, stores, planOf } = yield* recorded
+      const T = Fixtures.baseTime
+      const e = WebhookStoreContract.endpoint()
+      seen.length = 0
+      yield* stores.webhooks.insertEndpoint(e)
+      yield* stores.webhooks.updateEndpoint({ ...e, eventTypes: ["shipment.booked"] })
+      yield* stores.webhooks.claimDue({ owner: "o", now: T, leaseMs: 1000, limit: 10 })
+      expect(yield* stores.webhooks.noteHealth({ endpointId: e.id, ok: false, now: T, disableAfterMs: 0 })).toBe(true)
+      yield* stores.webhooks.prune(T)
+      yield* stores.webhooks.deleteEndpoint(e.id)
+      const statements = seen.filter((s) => s.includes("waybill_webhook_") && !s.startsWith("insert"))
+      const planned = (part: string) => {
+        const text = statements.find((s) => s.includes(part))
+        expect(text, part).toBeDefined()
+        return planOf(text!)
+      }
+      // No statement reads a whole webhook table (subscriptions by endpoint alone used to).
+      for (const text of statements) expect(planOf(text).join(" | "), text).not.toMatch(/SCAN (waybill_webhook|\w+ )/)
+      // The claim checks per-shipment order only for deliveries of enabled endpoints: the
+      // correlated check comes after the endpoint's lookup, so a disabled endpoint's backlog
+      // costs the due index's walk alone.
+      const claim = planned('from "waybill_webhook_deliveries" as "d" inner join')
+      const endpointStep = claim.findIndex((step) => /SEARCH e USING/.test(step))
+      const orderStep = claim.findIndex((step) => /CORRELATED SCALAR SUBQUERY/.test(step))
+      expect(endpointStep, claim.join(" | ")).toBeGreaterThanOrEqual(0)
+      expect(orderStep, claim.join(" | ")).toBeGreaterThan(endpointStep)
+      // The hourly prune finds the old rows by index, so a prune with nothing to do costs nothing.
+      expect(planned('delete from "waybill_webhook_deliveries" where "status" in').join(" | ")).toMatch(
+        /due_idx \(status=\? AND next_attempt_at<\?\)/
+      )
+      expect(planned('delete from "waybill_webhook_attempts" where "endpoint_id" in').join(" | ")).toMatch(
+        /attempts_list_idx \(endpoint_id=\? AND at<\?\)/
+      )
     })
   )
 })
