@@ -709,6 +709,29 @@ const activity: Migration = {
 }
 
 /**
+ * The activity log filtered by status (the portal's Activity page): a status filter is one HTTP
+ * status or one class (`4xx`), so it names one hundred, `status / 100`. Checked on the rows of
+ * the account's whole range (0015), a rare status (a 503, or any 5xx) walked the account's log,
+ * 50 ms on 300,000 rows; these indexes find that hundred's rows newest first, with or without a
+ * key mode (without the second, a mode and a status together would pick the first and walk
+ * the other mode's rows). Written with the batched activity inserts, never on a request's path.
+ */
+const activityStatus: Migration = {
+  async up(db: Kysely<any>) {
+    await sql`create index waybill_activity_customer_class_idx on waybill_activity (customer_no, (status / 100), at, id)`.execute(
+      db
+    )
+    await sql`create index waybill_activity_customer_mode_class_idx on waybill_activity (customer_no, key_mode, (status / 100), at, id)`.execute(
+      db
+    )
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex("waybill_activity_customer_mode_class_idx").ifExists().execute()
+    await db.schema.dropIndex("waybill_activity_customer_class_idx").ifExists().execute()
+  }
+}
+
+/**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
@@ -728,7 +751,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0013_paging_indexes": pagingIndexes,
   "0014_users": usersMigration,
   "0016_shipment_search": shipmentSearch,
-  "0015_activity": activity
+  "0015_activity": activity,
+  "0017_activity_status": activityStatus
 }
 
 /**
