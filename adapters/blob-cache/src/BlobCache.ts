@@ -19,6 +19,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricKey from "effect/MetricKey"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import { BlobStore, type BlobStoreShape, type OpenBlob, StorageError } from "@waybill/core"
 
@@ -31,6 +34,23 @@ export interface Options {
   /** The largest blob kept (default {@link DEFAULT_MAX_BLOB_BYTES}); larger ones are streamed. */
   readonly maxBlobBytes?: number
 }
+
+const readsKey = MetricKey.counter("waybill_blob_cache_reads_total", {
+  description:
+    "Blob opens, stats and reads through the cache, by result (hit: answered from memory; miss: the store's).",
+  incremental: true
+})
+
+/** Reads through the cache by result, as Effect metrics (a host's `/metrics` shows them). */
+export const readsBy: Readonly<Record<"hit" | "miss", Metric.Metric.Counter<number>>> = {
+  hit: Metric.fromMetricKey(MetricKey.taggedWithLabels(readsKey, [MetricLabel.make("result", "hit")])),
+  miss: Metric.fromMetricKey(MetricKey.taggedWithLabels(readsKey, [MetricLabel.make("result", "miss")]))
+}
+
+/** The bytes the process's cache keeps (one cache per process is the host's way). */
+export const heldBytes: Metric.Metric.Gauge<number> = Metric.gauge("waybill_blob_cache_bytes", {
+  description: "Bytes of document files kept in memory by the blob cache."
+})
 
 /** What the cache holds now. */
 export interface Held {
@@ -83,6 +103,9 @@ export const make = (store: BlobStoreShape, options: Options): CachedBlobStore =
       kept.delete(key)
       kept.set(key, hit)
     }
+    // Counted in place (an in-memory add), not as an effect of its own on the download's path.
+    const counter = hit === undefined ? readsBy.miss : readsBy.hit
+    counter.unsafeUpdate(1, [])
     return hit
   }
 
@@ -98,6 +121,7 @@ export const make = (store: BlobStoreShape, options: Options): CachedBlobStore =
       kept.delete(oldest)
       bytes -= dropped.byteLength
     }
+    heldBytes.unsafeUpdate(bytes, [])
     return own
   }
 

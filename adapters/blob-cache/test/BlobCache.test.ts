@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fc from "effect/FastCheck"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import { type BlobStoreShape, type OpenBlob, StorageError } from "@waybill/core"
 import { BlobCache } from "../src/index.js"
@@ -73,6 +74,8 @@ describe("BlobCache", () => {
       const cache = BlobCache.make(store, { maxBytes: 100_000, maxBlobBytes: 10_000 })
       const bytes = bytesOf(4_500, 1)
       const key = yield* cache.put(bytes)
+      const count = (m: typeof BlobCache.readsBy.hit) => Effect.map(Metric.value(m), (s) => s.count)
+      const [hits, misses] = [yield* count(BlobCache.readsBy.hit), yield* count(BlobCache.readsBy.miss)]
       const first = yield* cache.open(key)
       expect(yield* bodyOf(first)).toEqual(bytes)
       expect(calls.open).toBe(1)
@@ -85,6 +88,10 @@ describe("BlobCache", () => {
       expect(yield* cache.read(key)).toEqual(Option.some(bytes))
       expect(calls).toEqual({ open: 1, stat: 0, read: 0 })
       expect(cache.held()).toEqual({ blobs: 1, bytes: 4_500 })
+      // What a host's /metrics shows: one miss (the first open), then three hits; the bytes kept.
+      expect((yield* count(BlobCache.readsBy.miss)) - misses).toBe(1)
+      expect((yield* count(BlobCache.readsBy.hit)) - hits).toBe(3)
+      expect((yield* Metric.value(BlobCache.heldBytes)).value).toBe(4_500)
     })
   )
 
