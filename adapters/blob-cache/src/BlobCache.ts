@@ -63,27 +63,13 @@ export interface CachedBlobStore extends BlobStoreShape {
   readonly held: () => Held
 }
 
-/** Reads a stream to its end into one array. */
+/** Reads a stream to its end into one array of its own (a miss, once per kept blob). */
 const gather = (stream: ReadableStream<Uint8Array>, size: number) =>
   Effect.tryPromise({
     try: async () => {
-      const reader = stream.getReader()
-      const chunks: Array<Uint8Array> = []
-      let length = 0
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) break
-        chunks.push(value)
-        length += value.byteLength
-      }
-      if (length !== size) throw new Error(`the blob's stream gave ${length} bytes, its size is ${size}`)
-      if (chunks.length === 1) return chunks[0]!
-      const bytes = new Uint8Array(length)
-      let at = 0
-      for (const chunk of chunks) {
-        bytes.set(chunk, at)
-        at += chunk.byteLength
-      }
+      const bytes = new Uint8Array(await new Response(stream).arrayBuffer())
+      if (bytes.byteLength !== size)
+        throw new Error(`the blob's stream gave ${bytes.byteLength} bytes, its size is ${size}`)
       return bytes
     },
     catch: (cause) => new StorageError({ operation: "blob.open", cause })
