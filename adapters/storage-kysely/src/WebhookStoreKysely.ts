@@ -660,12 +660,30 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         Effect.gen(function* () {
           // Both deletes go by an index, so an hourly prune with nothing to do costs nothing
           // (it scanned 470,000 attempts and walked every finished delivery: 17 and 60 ms).
-          // Every attempt belongs to an endpoint (deleteEndpoint removes them together): by
-          // endpoint, the (endpoint_id, at, ...) index finds the old ones.
+          // Attempts: the (endpoint_id, at, ...) index, for each endpoint id the log holds, found
+          // one index seek each (the recursive `ids`: the least id, then the least one after
+          // it), so the log of an endpoint deleted while a send was in flight is pruned too.
           const attempts = yield* write("webhooks.prune-attempts", (c) =>
             c
+              .withRecursive("ids(id)", (db) =>
+                db
+                  .selectFrom("waybill_webhook_attempts")
+                  .select((eb) => eb.fn.min<string | null>("endpoint_id").as("id"))
+                  .unionAll((u) =>
+                    u
+                      .selectFrom("ids")
+                      .select((eb) =>
+                        eb
+                          .selectFrom("waybill_webhook_attempts as a")
+                          .select((inner) => inner.fn.min<string | null>("a.endpoint_id").as("next"))
+                          .whereRef("a.endpoint_id", ">", "ids.id")
+                          .as("id")
+                      )
+                      .where("ids.id", "is not", null)
+                  )
+              )
               .deleteFrom("waybill_webhook_attempts")
-              .where("endpoint_id", "in", c.selectFrom("waybill_webhook_endpoints").select("id"))
+              .where("endpoint_id", "in", (eb) => eb.selectFrom("ids").select("ids.id").where("ids.id", "is not", null))
               .where("at", "<", before)
           )
           // A finished delivery's next_attempt_at is its last attempt's time, as is its

@@ -94,7 +94,7 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
 
   it.scoped("the webhook statements go by their indexes, whatever size the tables grow to", () =>
     Effect.gen(function* () {
-      const { seen, stores, planOf } = yield* recorded
+      const { handle, seen, stores, planOf } = yield* recorded
       const T = Fixtures.baseTime
       const e = WebhookStoreContract.endpoint()
       seen.length = 0
@@ -110,8 +110,9 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
         expect(text, part).toBeDefined()
         return planOf(text!)
       }
-      // No statement reads a whole webhook table (subscriptions by endpoint alone used to).
-      for (const text of statements) expect(planOf(text).join(" | "), text).not.toMatch(/SCAN (waybill_webhook|\w+ )/)
+      // No statement reads a whole webhook table (subscriptions by endpoint alone used to); the
+      // prune's own list of endpoint ids (`ids`) is the only thing scanned.
+      for (const text of statements) expect(planOf(text).join(" | "), text).not.toMatch(/SCAN (?!ids\b)\w+/)
       // The claim checks per-shipment order only for deliveries of enabled endpoints: the
       // correlated check comes after the endpoint's lookup, so a disabled endpoint's backlog
       // costs the due index's walk alone.
@@ -126,6 +127,34 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
       )
       expect(planned('delete from "waybill_webhook_attempts" where "endpoint_id" in').join(" | ")).toMatch(
         /attempts_list_idx \(endpoint_id=\? AND at<\?\)/
+      )
+
+      // The prune takes the old log of every endpoint id the log holds, one whose endpoint is
+      // gone included (an attempt recorded after its endpoint was deleted), and nothing newer.
+      const log = (endpointId: string, at: number) =>
+        handle
+          .prepare(
+            "insert into waybill_webhook_attempts (endpoint_id, event_id, attempt, at, status, ok, duration_ms, response) values (?, ?, 1, ?, 200, 1, 5, 'ok')"
+          )
+          .run(endpointId, `evt_${endpointId}_${at}`, at)
+      const kept = WebhookStoreContract.endpoint()
+      yield* stores.webhooks.insertEndpoint(kept)
+      for (const [id, at] of [
+        [kept.id, T - 10],
+        [kept.id, T + 10],
+        ["we_gone", T - 10],
+        ["we_gone", T + 10],
+        ["we_zz_gone", T - 5]
+      ] as const)
+        log(id, at)
+      expect(yield* stores.webhooks.prune(T)).toBe(3)
+      const left = handle.prepare("select endpoint_id, at from waybill_webhook_attempts").all()
+      expect(left).toHaveLength(2)
+      expect(left).toEqual(
+        expect.arrayContaining([
+          { endpoint_id: kept.id, at: T + 10 },
+          { endpoint_id: "we_gone", at: T + 10 }
+        ])
       )
     })
   )
