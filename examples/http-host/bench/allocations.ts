@@ -6,6 +6,7 @@
  * is what drives garbage-collection time and the old generation's growth under load (peak RSS).
  */
 import { Session } from "node:inspector/promises"
+import { areaOf } from "./profile.js"
 
 interface Node {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
@@ -13,14 +14,17 @@ interface Node {
   readonly children: ReadonlyArray<Node>
 }
 
-/** The package of a script URL: a dependency's name, a Waybill workspace folder, or node's own. */
+/**
+ * The package of a script URL, from the CPU profile's areas (`bench/profile.ts`): a library's
+ * name, a Waybill workspace folder (`packages/core`), node's own, or V8's built-ins.
+ */
 export const packageOf = (url: string): string => {
-  if (url === "") return "(V8 built-ins and native)"
-  if (url.startsWith("node:")) return "node"
-  const dependency = /node_modules\/\.pnpm\/(@[^/+]+\+[^@/]+|[^@/]+)@/.exec(url)
-  if (dependency !== null) return dependency[1]!.replace("+", "/")
-  const workspace = /\/(packages|adapters|examples)\/([^/]+)\//.exec(url)
-  return workspace === null ? url : `${workspace[1]}/${workspace[2]}`
+  const area = areaOf({ functionName: "", url, lineNumber: 0 })
+  if (area.startsWith("lib: ")) return area.slice(5)
+  if (area.startsWith("node: ")) return "node"
+  if (area === "native / builtins") return "(V8 built-ins and native)"
+  const workspace = /^(packages|adapters|examples)\/[^/]+/.exec(area)
+  return workspace === null ? area : workspace[0]
 }
 
 export interface Allocations {

@@ -354,13 +354,14 @@ describe("the webhook drain row", () => {
 
 describe("allocation sampling", () => {
   it("charges a script to its package", () => {
-    const store = "file:///work/main/node_modules/.pnpm"
+    const root = new URL("../../../", import.meta.url).href
+    const store = `${root}node_modules/.pnpm`
     expect(packageOf(`${store}/effect@3.22.4/node_modules/effect/dist/esm/internal/fiberRuntime.js`)).toBe("effect")
     expect(packageOf(`${store}/@effect+vitest@0.30.0_x/node_modules/@effect/vitest/dist/index.js`)).toBe(
       "@effect/vitest"
     )
-    expect(packageOf("file:///work/main/packages/core/dist/index.js")).toBe("packages/core")
-    expect(packageOf("file:///work/main/adapters/storage-kysely/src/SqliteEngine.ts")).toBe("adapters/storage-kysely")
+    expect(packageOf(`${root}packages/core/dist/index.js`)).toBe("packages/core")
+    expect(packageOf(`${root}adapters/storage-kysely/src/SqliteEngine.ts`)).toBe("adapters/storage-kysely")
     expect(packageOf("node:internal/streams/readable")).toBe("node")
     expect(packageOf("")).toBe("(V8 built-ins and native)")
   })
