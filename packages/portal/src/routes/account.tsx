@@ -19,8 +19,9 @@ import {
   Badge,
   Button,
   Details,
-  Field,
+  EmailField,
   LinkButton,
+  MAX_EMAIL,
   PostForm,
   SelectField,
   Table,
@@ -33,9 +34,6 @@ import { confirmHref } from "./confirm.js"
 import { formatTime } from "./keys.js"
 
 type AccountProfile = Provisioning.AccountProfile
-
-/** The longest e-mail address accepted (RFC 5321). */
-const MAX_EMAIL = 254
 
 /** The longest allowlist text accepted (100 entries of an IPv6 CIDR, with line breaks). */
 const MAX_ALLOWLIST_TEXT = 5000
@@ -233,17 +231,7 @@ const InvitePage = (props: {
     <div class="card">
       <p>The new user gets an e-mail with a link to set a password; the link works for 24 hours.</p>
       <PostForm action={props.ctx.href("/account/invite")} csrf={props.ctx.chrome.csrf} label="Invite a user">
-        <Field
-          name="email"
-          label="E-mail"
-          type="email"
-          value={props.email}
-          autocomplete="off"
-          inputMode="email"
-          maxLength={MAX_EMAIL}
-          required
-          error={props.errors.email}
-        />
+        <EmailField value={props.email} error={props.errors.email} autocomplete="off" />
         <SelectField name="role" label="Role" value={props.role} options={ROLE_OPTIONS} error={props.errors.role} />
         <div class="actions">
           <Button>Send the invitation</Button>

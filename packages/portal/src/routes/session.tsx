@@ -30,7 +30,7 @@ import {
   Field,
   MAX_EMAIL,
   MAX_PASSWORD,
-  SignInEmailField
+  EmailField
 } from "../views/components.js"
 import type { Flash } from "../views/flash.js"
 import { Layout } from "../views/Layout.js"
@@ -55,7 +55,7 @@ const SignInPage = (props: {
       <form method="post" action={props.ctx.href("/signin")} aria-label="Sign in">
         <CsrfField token={props.ctx.chrome.csrf} />
         <input type="hidden" name="next" value={props.next} />
-        <SignInEmailField value={props.email} error={props.errors.email} />
+        <EmailField value={props.email} error={props.errors.email} autocomplete="username" />
         <CurrentPasswordField name="password" label="Password" error={props.errors.password} />
         <Button>Sign in</Button>
       </form>
@@ -302,7 +302,7 @@ const RequestResetPage = (props: {
       <p>Enter the e-mail address you sign in with: we send a link to choose a new password.</p>
       <form method="post" action={props.ctx.href("/reset")} aria-label="Reset your password">
         <CsrfField token={props.ctx.chrome.csrf} />
-        <SignInEmailField value={props.email} error={props.error} />
+        <EmailField value={props.email} error={props.error} autocomplete="username" />
         <Button>Send the link</Button>
       </form>
       <p class="link-row">

@@ -264,14 +264,21 @@ export const MAX_EMAIL = 254
 /** The longest password the forms accept (the portal's policy, DECISIONS.md). */
 export const MAX_PASSWORD = PasswordPolicy.PORTAL.maxLength
 
-/** The e-mail address a person signs in with (the sign-in and reset forms). */
-export const SignInEmailField = (props: { readonly value: string; readonly error?: string | undefined }) => (
+/**
+ * An e-mail address field: the person's own sign-in address (`username`, the sign-in and reset
+ * forms), or someone else's (`off`, the invite form, so the browser offers nothing of its own).
+ */
+export const EmailField = (props: {
+  readonly value: string
+  readonly error?: string | undefined
+  readonly autocomplete: "username" | "off"
+}) => (
   <Field
     name="email"
     label="E-mail"
     type="email"
     value={props.value}
-    autocomplete="username"
+    autocomplete={props.autocomplete}
     inputMode="email"
     maxLength={MAX_EMAIL}
     required
