@@ -43,6 +43,9 @@ export interface OptionSpec {
   readonly from?: ReadonlyArray<"flag" | "env" | "file">
 }
 
+/** Memory (MiB) for document files kept after their first download, unless told otherwise. */
+export const DEFAULT_BLOB_CACHE_MIB = 32
+
 /**
  * Every option. Adding one is adding a line here (and using `settings["the-name"]` where it
  * matters); the parser, the `WAYBILL_*` variable, the config-file key and the docs table check
@@ -55,7 +58,7 @@ export const OPTIONS = {
   "blob-cache-mib": {
     kind: "integer",
     help: "memory for document files of up to 1 MiB kept after their first download (0: none)",
-    default: 32
+    default: DEFAULT_BLOB_CACHE_MIB
   },
   "database-url": {
     kind: "secret",

@@ -19,6 +19,7 @@ import type { Kysely } from "kysely"
 import pg from "pg"
 import { Admission, type Cancel, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
 import { nodeEntropy } from "./entropy.js"
+import { DEFAULT_BLOB_CACHE_MIB } from "./config.js"
 import { BlobCache } from "@waybill/blob-cache"
 import { BlobFs } from "@waybill/blob-fs"
 import { BlobPg } from "@waybill/blob-pg"
@@ -77,8 +78,8 @@ export interface HostOptions {
   readonly config?: WaybillConfigShape
 }
 
-/** Memory for kept document files unless told otherwise (`--blob-cache-mib`): 32 MiB. */
-export const DEFAULT_BLOB_CACHE_BYTES = 32 * 1024 * 1024
+/** Memory for kept document files unless told otherwise (`--blob-cache-mib`). */
+export const DEFAULT_BLOB_CACHE_BYTES = DEFAULT_BLOB_CACHE_MIB * 1024 * 1024
 
 /** Connections in a PostgreSQL pool unless told otherwise (`--pool-size`). */
 export const DEFAULT_POOL_SIZE = 10
