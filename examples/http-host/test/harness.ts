@@ -19,6 +19,7 @@ import * as Scope from "effect/Scope"
 import { certificate, receiver } from "@waybill/testkit/webhook-receiver"
 import { Accounts, type Cancel, Config, type WaybillConfigShape } from "@waybill/core"
 import type { IdempotencyPurgeOptions } from "../src/idempotency.js"
+import type { ActivityHostOptions } from "../src/activity.js"
 import type { LogOptions } from "../src/observability.js"
 import type { MailHostOptions } from "../src/provisioning.js"
 import type { SessionPurgeOptions } from "../src/sessions.js"
@@ -100,6 +101,8 @@ export const startHost = async (
     readonly mail?: MailHostOptions
     /** The host's periodic `Idempotency-Key` cleanup (tests of the CLI's purge turn it off). */
     readonly idempotency?: IdempotencyPurgeOptions
+    /** The host's activity recording and periodic purge (tests of the CLI's purge turn the purge off). */
+    readonly activity?: ActivityHostOptions
     /** The host's periodic purge of ended portal sessions (tests shorten its period). */
     readonly sessions?: SessionPurgeOptions
     /** Logging (default: warnings and errors only, so a suite's requests do not flood its output). */
@@ -128,6 +131,7 @@ export const startHost = async (
     ...(options.mail === undefined ? {} : { mail: options.mail }),
     ...(options.blobCacheBytes === undefined ? {} : { blobCacheBytes: options.blobCacheBytes }),
     ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
+    ...(options.activity === undefined ? {} : { activity: options.activity }),
     ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
     log: options.log ?? { level: LogLevel.Warning },
     ...(options.tracing === undefined ? {} : { tracing: options.tracing })
