@@ -732,6 +732,30 @@ const activityStatus: Migration = {
 }
 
 /**
+ * The claim's order check asks whether a shipment has an earlier *pending* delivery; the index
+ * over every delivery made it step over the shipment's sent ones, a table read each, so a scan
+ * cost grew with how far each shipment in flight had got (230 us a scan in the webhook drain
+ * bench). Holding the pending rows alone answers the check with one seek, and the index stays
+ * the size of the backlog instead of growing with the history.
+ */
+const pendingOrder: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.dropIndex("waybill_webhook_deliveries_order_idx").execute()
+    await sql`create index waybill_webhook_deliveries_order_idx on waybill_webhook_deliveries (endpoint_id, track_no, sequence) where status = 'pending'`.execute(
+      db
+    )
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex("waybill_webhook_deliveries_order_idx").execute()
+    await db.schema
+      .createIndex("waybill_webhook_deliveries_order_idx")
+      .on("waybill_webhook_deliveries")
+      .columns(["endpoint_id", "track_no", "sequence"])
+      .execute()
+  }
+}
+
+/**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
@@ -752,7 +776,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0014_users": usersMigration,
   "0016_shipment_search": shipmentSearch,
   "0015_activity": activity,
-  "0017_activity_status": activityStatus
+  "0017_activity_status": activityStatus,
+  "0018_webhook_pending_order": pendingOrder
 }
 
 /**

@@ -228,7 +228,9 @@ const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
             .whereRef("p.endpoint_id", "=", "e.id")
             .whereRef("p.track_no", "=", "d.track_no")
             .whereRef("p.sequence", "<", "d.sequence")
-            .where("p.status", "=", "pending")
+            // A literal, not a parameter: only then may the planner use the order index, which
+            // holds the pending rows alone.
+            .where("p.status", "=", sql.lit("pending"))
         )
       )
     )

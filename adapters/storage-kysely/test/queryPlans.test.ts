@@ -121,6 +121,11 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
       const orderStep = claim.findIndex((step) => /CORRELATED SCALAR SUBQUERY/.test(step))
       expect(endpointStep, claim.join(" | ")).toBeGreaterThanOrEqual(0)
       expect(orderStep, claim.join(" | ")).toBeGreaterThan(endpointStep)
+      // The order check is one seek into an index of pending rows alone, not a walk over the
+      // shipment's sent deliveries (a table read each).
+      expect(claim[orderStep + 1], claim.join(" | ")).toMatch(
+        /SEARCH p USING COVERING INDEX waybill_webhook_deliveries_order_idx \(endpoint_id=\? AND track_no=\? AND sequence<\?\)/
+      )
       // The hourly prune finds the old rows by index, so a prune with nothing to do costs nothing.
       expect(planned('delete from "waybill_webhook_deliveries" where "status" in').join(" | ")).toMatch(
         /due_idx \(status=\? AND next_attempt_at<\?\)/

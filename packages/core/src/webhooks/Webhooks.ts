@@ -12,10 +12,8 @@
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -723,23 +721,8 @@ const record = (
     return [ok, Effect.void] as const
   })
 
-/**
- * Records attempts; the dispatcher's own runs them in batches, one transaction for all the
- * attempts that ended meanwhile.
- */
-type Recorder = (
-  claimed: Claimed,
-  response: WebhookResponse
-) => Effect.Effect<boolean, StorageError, WebhookStore | Entropy>
-
-/** Records one attempt in its own transaction(s), then does what it leaves to do. */
-const recordNow =
-  (owner: string): Recorder =>
-  (claimed, response) =>
-    Effect.flatMap(record(owner, claimed, response), ([ok, after]) => Effect.as(after, ok))
-
-/** One claimed delivery: sign, send, record. */
-const deliver = (owner: string, claimed: Claimed, cache?: SecretCache, recorder: Recorder = recordNow(owner)) =>
+/** One claimed delivery: sign, send, record (the engine commits attempts that end together in one transaction). */
+const deliver = (owner: string, claimed: Claimed, cache?: SecretCache) =>
   Effect.gen(function* () {
     const { endpoint, event } = claimed
     const transport = yield* WebhookTransport
@@ -754,63 +737,17 @@ const deliver = (owner: string, claimed: Claimed, cache?: SecretCache, recorder:
       headers: { ...signed, "content-type": "application/json", "user-agent": userAgent },
       body
     })
-    return yield* recorder(claimed, response)
-  })
-
-/**
- * A {@link Recorder} that commits together the attempts that end while the previous batch is
- * being written (group commit): one transaction per batch instead of one per delivery, when the
- * host provides a `Transactor`. A batch that fails is recorded again one attempt at a time, so
- * one bad record never costs the others theirs. The logs and e-mails an attempt leaves to do
- * run after the commit, never inside the transaction.
- */
-const batchRecorder = (owner: string) =>
-  Effect.gen(function* () {
-    const transactor = yield* Effect.serviceOption(Transactor)
-    if (Option.isNone(transactor)) return recordNow(owner)
-    const jobs = yield* Queue.unbounded<{
-      readonly claimed: Claimed
-      readonly response: WebhookResponse
-      readonly done: Deferred.Deferred<boolean, StorageError>
-    }>()
-    yield* Effect.forkScoped(
-      Effect.forever(
-        Effect.gen(function* () {
-          const first = yield* Queue.take(jobs)
-          // A statement on SQLite is synchronous, so attempts would otherwise be written one
-          // by one as they end: a moment's wait lets the answers already on their way join.
-          yield* Effect.sleep(Duration.millis(1))
-          const batch = [first, ...(yield* Queue.takeAll(jobs))]
-          const together = yield* Effect.exit(
-            transactor.value.withTransaction(Effect.forEach(batch, (job) => record(owner, job.claimed, job.response)))
-          )
-          if (Exit.isSuccess(together)) {
-            for (const [i, job] of batch.entries()) yield* Deferred.succeed(job.done, together.value[i]![0])
-            for (const [, after] of together.value) yield* after
-            return
-          }
-          for (const job of batch) {
-            const alone = yield* Effect.exit(record(owner, job.claimed, job.response))
-            if (Exit.isSuccess(alone)) {
-              yield* Deferred.succeed(job.done, alone.value[0])
-              yield* alone.value[1]
-            } else yield* Deferred.failCause(job.done, alone.cause)
-          }
-        })
-      )
-    )
-    return ((claimed, response) =>
-      Effect.flatMap(Deferred.make<boolean, StorageError>(), (done) =>
-        Effect.zipRight(Queue.offer(jobs, { claimed, response, done }), Deferred.await(done))
-      )) satisfies Recorder
+    const [ok, after] = yield* record(owner, claimed, response)
+    yield* after
+    return ok
   })
 
 /**
  * {@link deliver}, where one broken delivery (say, a secret sealed under a KeyRing secret that
  * is gone) must not stop the others: it is logged, its lease expires and it is tried again.
  */
-const deliverSafely = (owner: string, c: Claimed, cache?: SecretCache, recorder?: Recorder) =>
-  deliver(owner, c, cache, recorder).pipe(
+const deliverSafely = (owner: string, c: Claimed, cache?: SecretCache) =>
+  deliver(owner, c, cache).pipe(
     Effect.catchAllCause((cause) =>
       Effect.as(
         Effect.logError("waybill webhooks: delivery failed unexpectedly", cause).pipe(
@@ -845,7 +782,6 @@ const pump = (
     const claimAtLeast = Math.max(1, Math.floor(concurrency / 4))
     const lanes = new Map<string, number>()
     const secrets: SecretCache = new Map()
-    const recorder = yield* batchRecorder(options.owner)
     /** Deliveries holding one of the `concurrency` slots (not yet slow). */
     let busy = 0
     const inFlight = new Set<{
@@ -911,7 +847,7 @@ const pump = (
       busy++
       return FiberSet.run(
         running,
-        deliverSafely(options.owner, c, secrets, recorder).pipe(
+        deliverSafely(options.owner, c, secrets).pipe(
           Effect.ensuring(
             Effect.suspend(() => {
               uncount(entry)
