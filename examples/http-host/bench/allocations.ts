@@ -30,6 +30,8 @@ export const packageOf = (url: string): string => {
 export interface Allocations {
   /** Sampled bytes by package, largest first. */
   readonly byPackage: ReadonlyArray<readonly [string, number]>
+  /** Sampled bytes by allocating function (`name file:line`), largest first. */
+  readonly byFunction: ReadonlyArray<readonly [string, number]>
   readonly totalBytes: number
 }
 
@@ -48,15 +50,31 @@ export const startAllocationSampling = async (intervalBytes = 32 * 1024) => {
       const { profile } = (await session.post("HeapProfiler.stopSampling")) as { profile: { head: Node } }
       session.disconnect()
       const sums = new Map<string, number>()
+      const functions = new Map<string, number>()
       let totalBytes = 0
       const walk = (node: Node) => {
         const name = packageOf(node.callFrame.url)
         sums.set(name, (sums.get(name) ?? 0) + node.selfSize)
+        const { functionName, lineNumber, url } = node.callFrame
+        const where = `${functionName || "(anonymous)"} ${url.slice(url.lastIndexOf("/") + 1)}:${lineNumber + 1}`
+        functions.set(where, (functions.get(where) ?? 0) + node.selfSize)
         totalBytes += node.selfSize
         for (const child of node.children) walk(child)
       }
       walk(profile.head)
-      return { byPackage: [...sums.entries()].sort((a, b) => b[1] - a[1]), totalBytes }
+      const largest = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1])
+      return { byPackage: largest(sums), byFunction: largest(functions), totalBytes }
     }
   }
+}
+
+/** Prints {@link Allocations} per unit of work (`count` of them): the 12 largest packages, the 15 largest functions. */
+export const printAllocations = ({ byFunction, byPackage, totalBytes }: Allocations, count: number, unit: string) => {
+  const kb = (bytes: number) => `${(bytes / 1024 / count).toFixed(1)} KB`
+  const line = ([name, bytes]: readonly [string, number]) =>
+    console.log(`${kb(bytes).padStart(10)} ${((bytes / totalBytes) * 100).toFixed(1).padStart(5)}%  ${name}`)
+  console.log(`allocated per ${unit} (sampled, collected objects included): ${kb(totalBytes)}`)
+  byPackage.slice(0, 12).forEach(line)
+  console.log("by allocating function:")
+  byFunction.slice(0, 15).forEach(line)
 }

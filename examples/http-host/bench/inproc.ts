@@ -29,7 +29,7 @@ import { loggingLayer } from "../src/observability.js"
 import { benchLog } from "./logSink.js"
 import { SAFETY_NET_PAGES, startCheckpointer } from "../src/checkpointer.js"
 import { startProfiler } from "./cpuprofile.js"
-import { startAllocationSampling } from "./allocations.js"
+import { printAllocations, startAllocationSampling } from "./allocations.js"
 import { measureLoop } from "./inprocLoop.js"
 import { BOOKING_BODY } from "./scenarios.js"
 
@@ -143,13 +143,7 @@ const profiler = profileFile === undefined ? undefined : await startProfiler()
 const sampling = process.argv.includes("--allocations") ? await startAllocationSampling() : undefined
 await run(N)
 if (profiler !== undefined && profileFile !== undefined) console.log(`CPU profile: ${await profiler.stop(profileFile)}`)
-if (sampling !== undefined) {
-  const { byPackage, totalBytes } = await sampling.stop()
-  const kb = (bytes: number) => `${(bytes / 1024 / N).toFixed(1)} KB`
-  console.log(`allocated per booking (sampled, collected objects included): ${kb(totalBytes)}`)
-  for (const [name, bytes] of byPackage.slice(0, 12))
-    console.log(`${kb(bytes).padStart(10)} ${((bytes / totalBytes) * 100).toFixed(1).padStart(5)}%  ${name}`)
-}
+if (sampling !== undefined) printAllocations(await sampling.stop(), N, "booking")
 if (SQL) {
   const rows = [...sqlTimes.entries()].sort((a, b) => Number(b[1].ns - a[1].ns))
   let total = 0n

@@ -14,7 +14,9 @@
  *   BENCH_SCENARIOS=webhook-drain pnpm bench          (both targets, in the report)
  *   cd examples/http-host && node --import tsx --expose-gc bench/webhooks.ts waybill
  *
- * `BENCH_WEBHOOK_EVENTS`, `BENCH_WEBHOOK_SHIPMENTS`, `BENCH_WEBHOOK_CONCURRENCY` change the sizes.
+ * `BENCH_WEBHOOK_EVENTS`, `BENCH_WEBHOOK_SHIPMENTS`, `BENCH_WEBHOOK_CONCURRENCY` change the sizes;
+ * `BENCH_WEBHOOK_PROFILE=<file>` writes a CPU profile of the drain, `BENCH_WEBHOOK_ALLOCATIONS=1`
+ * prints what a delivery allocates, by package.
  * Receiver and sender share the process (and its CPU), alike for both targets.
  *
  * The run checks what it measured: every event arrives exactly once, with a signature the
@@ -37,6 +39,7 @@ import { Accounts, Entropy, EventOutbox, Transactor, Webhooks, WebhookSignature 
 import { StorageKysely } from "@waybill/storage-kysely"
 import { certificate, type Received, receiver } from "@waybill/testkit/webhook-receiver"
 import { openDatabase, waybillLayer } from "../src/host.js"
+import { printAllocations, startAllocationSampling } from "./allocations.js"
 import { startProfiler } from "./cpuprofile.js"
 import type { WebhookDrainMeasurement, WebhookTarget } from "./report.js"
 import { keyRingLayer, loadMasterSecret } from "../src/secrets.js"
@@ -163,6 +166,8 @@ const measure = async (
   // --enable-source-maps to see .ts lines; summarize with bench/profile.ts).
   const profileFile = process.env["BENCH_WEBHOOK_PROFILE"]
   const profiler = profileFile === undefined ? undefined : await startProfiler()
+  // BENCH_WEBHOOK_ALLOCATIONS=1: the bytes a delivery allocates, by package (bench/allocations.ts).
+  const sampling = process.env["BENCH_WEBHOOK_ALLOCATIONS"] === "1" ? await startAllocationSampling() : undefined
   const stopMemory = memory(t.count)
   const cpuBefore = process.cpuUsage()
   const started = performance.now()
@@ -170,6 +175,7 @@ const measure = async (
   const seconds = (performance.now() - started) / 1000
   const cpu = process.cpuUsage(cpuBefore)
   if (profiler !== undefined && profileFile !== undefined) console.log(`profile: ${await profiler.stop(profileFile)}`)
+  if (sampling !== undefined) printAllocations(await sampling.stop(), EVENTS, "delivery")
   t.take()
   problems.push(...t.problems())
   const received = t.count()
