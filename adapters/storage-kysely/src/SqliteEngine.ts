@@ -90,6 +90,32 @@ const rowsOf = (names: ReadonlyArray<string>, raw: Array<ReadonlyArray<unknown>>
   return rows
 }
 
+/**
+ * A statement whose trailing `limit ?` (and `offset ?`) is written into its text. SQLite reads a
+ * bound LIMIT's value when it plans (3.47 and later) and so marks the statement expired each time
+ * that parameter is bound: every run prepared it again. A webhook claim scan cost 210 us a run
+ * instead of 25, a documents lookup's orders query (compiled once, its limit bound) the same
+ * kind of overhead. With the value in the text, each limit value is its own cached statement.
+ * Kysely puts a statement's own LIMIT and OFFSET last, so they are its last parameters; anything
+ * else (a limit in a subquery, a value that is not an integer) is left bound.
+ */
+export const inlineLimits = (
+  sql: string,
+  parameters: ReadonlyArray<unknown>
+): { readonly sql: string; readonly parameters: ReadonlyArray<unknown> } => {
+  const tail = TRAILING_LIMIT.exec(sql)
+  if (tail === null) return { sql, parameters }
+  const count = tail[1] === undefined ? 1 : 2
+  if (parameters.length < count) return { sql, parameters }
+  const values = parameters.slice(parameters.length - count)
+  if (!values.every((v) => (typeof v === "number" && Number.isSafeInteger(v)) || typeof v === "bigint"))
+    return { sql, parameters }
+  const limit = `limit ${String(values[0])}${count === 2 ? ` offset ${String(values[1])}` : ""}`
+  return { sql: sql.slice(0, tail.index) + limit, parameters: parameters.slice(0, parameters.length - count) }
+}
+
+const TRAILING_LIMIT = /limit \?( offset \?)?$/
+
 const SAVEPOINT = "savepoint waybill_unit"
 const RELEASE = "release waybill_unit"
 const ROLLBACK_TO = "rollback to waybill_unit"
@@ -231,7 +257,8 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
         }
         let wrote = false
         let active = true
-        const run: Run = (sql, parameters, onError) => {
+        const run: Run = (text, bound, onError) => {
+          const { parameters, sql } = inlineLimits(text, bound)
           try {
             // A fiber forked inside the unit that outlives it must not write into another unit.
             if (!active) throw new Error("the transaction this statement belongs to has ended")
@@ -303,7 +330,8 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
     }
   }
 
-  const run: Run = (sql, parameters, onError) => {
+  const run: Run = (text, bound, onError) => {
+    const { parameters, sql } = inlineLimits(text, bound)
     let statement: Prepared
     try {
       statement = prepare(sql)

@@ -12,7 +12,9 @@ import * as Option from "effect/Option"
 import { Fixtures } from "@waybill/testkit"
 import { sql } from "kysely"
 import { migrate, sqliteEngine, type StorageEngine, StorageKysely } from "../src/index.js"
+import * as fc from "effect/FastCheck"
 import { makeConnection } from "../src/internal/connection.js"
+import { inlineLimits } from "../src/SqliteEngine.js"
 import { describeSqliteOnly } from "./dialects.js"
 
 /** The SQLite engine runs on a better-sqlite3 handle. */
@@ -160,6 +162,82 @@ describeSqliteOnly("rows of the SQLite engine", WHY, () => {
       // A write that returns rows is a reader too.
       expect(yield* run("insert into t (a, b) values (?, ?) returning a, b", [3, "z"])).toEqual([{ a: 3, b: "z" }])
       expect(yield* run("select count(*) as n from t")).toEqual([{ n: 3 }])
+    })
+  )
+})
+
+describeSqliteOnly("a statement's LIMIT on the SQLite engine", WHY, () => {
+  // SQLite plans with a bound LIMIT's value and so prepares such a statement again every time
+  // it is bound; the engine writes a statement's own trailing LIMIT and OFFSET into its text.
+  it("is written into the text when it is the statement's own, trailing, integer LIMIT and OFFSET", () => {
+    expect(inlineLimits("select a from t order by a limit ?", ["x", 5])).toEqual({
+      sql: "select a from t order by a limit 5",
+      parameters: ["x"]
+    })
+    expect(inlineLimits("select a from t limit ? offset ?", [3, 10n])).toEqual({
+      sql: "select a from t limit 3 offset 10",
+      parameters: []
+    })
+    expect(inlineLimits("select a from t limit ?", [-1])).toEqual({ sql: "select a from t limit -1", parameters: [] })
+    // Left bound: not an integer, not the last parameter, no LIMIT at all, or too few parameters.
+    for (const [text, parameters] of [
+      ["select a from t limit ?", ["5"]],
+      ["select a from t limit ?", [1.5]],
+      ["select a from t limit ?", [Number.MAX_SAFE_INTEGER + 2]],
+      ["select a from t where a in (select a from t limit ?) and b = ?", [5, "x"]],
+      ["select a from t where b = ?", [5]],
+      ["select a from t limit ? offset ?", [5]]
+    ] as const) {
+      expect(inlineLimits(text, parameters)).toEqual({ sql: text, parameters })
+    }
+  })
+
+  it.scoped("answers as the bound statement would, for any limit and offset (property)", () =>
+    Effect.gen(function* () {
+      const db = yield* syncDatabase
+      const seen: Array<string> = []
+      const run = (text: string, parameters: ReadonlyArray<unknown> = []) =>
+        Effect.map(
+          db.run(text, parameters, (cause) => cause),
+          (r) => r.rows as Array<{ readonly a: number }>
+        )
+      yield* run("create table t (a integer primary key, b text)")
+      yield* run(
+        `insert into t (a, b) values ${Array.from({ length: 40 }, (_, i) => `(${i}, 'r${i % 3}')`).join(", ")}`
+      )
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            fc.integer({ min: -2, max: 45 }),
+            fc.option(fc.integer({ min: 0, max: 45 }), { nil: undefined }),
+            fc.constantFrom("r0", "r1", "r2"),
+            async (limit, offset, b) => {
+              const text = `select a from t where b = ? order by a limit ?${offset === undefined ? "" : " offset ?"}`
+              const parameters = offset === undefined ? [b, limit] : [b, limit, offset]
+              const all = Array.from({ length: 40 }, (_, i) => i).filter((i) => `r${i % 3}` === b)
+              const from = offset ?? 0
+              const expected = limit < 0 ? all.slice(from) : all.slice(from, from + limit)
+              const rows = await Effect.runPromise(run(text, parameters))
+              expect(rows.map((r) => r.a)).toEqual(expected)
+              seen.push(inlineLimits(text, parameters).sql)
+            }
+          ),
+          { numRuns: 200 }
+        )
+      )
+      expect(seen.every((text) => !text.includes("?,") && /limit -?\d+( offset \d+)?$/.test(text))).toBe(true)
+    })
+  )
+
+  it.scoped("reaches the driver with the value in the text (what `onStatement` sees)", () =>
+    Effect.gen(function* () {
+      const seen: Array<{ readonly sql: string; readonly parameters: ReadonlyArray<unknown> }> = []
+      const handle = new Database(":memory:")
+      const db = sqliteEngine(handle, { onStatement: (sql, parameters) => seen.push({ sql, parameters }) })
+      yield* Effect.addFinalizer(() => Effect.promise(() => db.close()))
+      yield* db.run("create table t (a integer)", [], (cause) => cause)
+      yield* db.run("select a from t where a > ? limit ?", [0, 7], (cause) => cause)
+      expect(seen.at(-1)).toEqual({ sql: "select a from t where a > ? limit 7", parameters: [0] })
     })
   )
 })
