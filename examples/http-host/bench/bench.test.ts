@@ -34,6 +34,7 @@ import {
   type RunReport,
   verdict,
   goalRows,
+  medianRound,
   webhookDrainName,
   webhookRatioOf
 } from "./report.js"
@@ -342,6 +343,25 @@ describe("the webhook drain row", () => {
     expect(text).toMatch(/ratio waybill\/handwritten = 0\.63 \(goal >= 0\.50\): MEETS the goal/)
     expect(text).toMatch(/waybill 2500 deliveries\/s \(goal >= 2000\): MEETS the goal/)
     expect(text).not.toMatch(/INVALID/)
+  })
+
+  it("counts a target's median round, and lists every round and every round's problems", () => {
+    const median = medianRound([
+      drained("waybill", 4_100),
+      drained("waybill", 3_000, ["a slow round"]),
+      drained("waybill", 3_900)
+    ])
+    expect(median.deliveriesPerSec).toBe(3_900)
+    expect(median.roundsPerSec).toEqual([4_100, 3_000, 3_900])
+    expect(median.problems).toEqual(["a slow round"])
+    // An even count takes the lower middle; one round is itself.
+    expect(medianRound([drained("handwritten", 9_000), drained("handwritten", 8_000)]).deliveriesPerSec).toBe(8_000)
+    expect(medianRound([drained("handwritten", 9_000)]).deliveriesPerSec).toBe(9_000)
+    expect(() => medianRound([])).toThrow(/no rounds/)
+    const measurements = [median, medianRound([drained("handwritten", 8_000)])]
+    const text = formatWebhookDrain({ scenario: webhookDrainName(10_000), measurements, ratio: 0.49, problems: [] })
+    expect(text).toMatch(/waybill: median of 3 rounds \(4100, 3000, 3900\/s\)/)
+    expect(text).not.toMatch(/handwritten: median/)
   })
 
   it("marks a drain that lost deliveries invalid", () => {

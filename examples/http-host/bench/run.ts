@@ -26,6 +26,7 @@ import {
   formatReport,
   GOAL_RATIO,
   type Measurement,
+  medianRound,
   ratioOf,
   ratiosOf,
   type RunReport,
@@ -53,6 +54,8 @@ const HOST_DIR = fileURLToPath(new URL("../", import.meta.url))
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 const CHILD_ENTRY = fileURLToPath(new URL("./child.ts", import.meta.url))
 const WEBHOOK_ENTRY = fileURLToPath(new URL("./webhooks.ts", import.meta.url))
+/** Rounds of the webhook drain per target (`BENCH_WEBHOOK_ROUNDS`, default 3); each target's median counts. */
+const WEBHOOK_ROUNDS = Math.max(1, Number(process.env["BENCH_WEBHOOK_ROUNDS"] ?? 3))
 const WEBHOOK_TIMEOUT_MS = 15 * 60_000
 const WEBHOOK_DRAIN_DESCRIPTION =
   "webhook-drain: a backlog of events delivered to a loopback HTTPS receiver, by Waybill's dispatcher " +
@@ -458,17 +461,22 @@ const drainOnce = (config: BenchConfig, target: WebhookTarget): Promise<WebhookD
   )
 
 const runWebhookDrain = async (config: BenchConfig): Promise<WebhookDrainResult> => {
-  const measurements: Array<WebhookDrainMeasurement> = []
-  // One target at a time, like the HTTP scenarios: each has the machine to itself.
-  for (const target of ["waybill", "handwritten"] as const) {
-    console.log(`[webhook drain / ${target}] draining`)
-    const m = await drainOnce(config, target)
-    console.log(
-      `[webhook drain / ${target}] ${m.received} deliveries in ${m.drainSeconds.toFixed(1)} s: ${m.deliveriesPerSec.toFixed(0)}/s` +
-        (m.problems.length > 0 ? `, ${m.problems.length} problem(s)` : "")
-    )
-    measurements.push(m)
+  const targets = ["waybill", "handwritten"] as const
+  const rounds = new Map<WebhookTarget, Array<WebhookDrainMeasurement>>(targets.map((t) => [t, []]))
+  // One target at a time, like the HTTP scenarios: each has the machine to itself. The targets
+  // alternate, round by round, so a change in the machine's speed reaches both.
+  for (let round = 1; round <= WEBHOOK_ROUNDS; round++) {
+    for (const target of targets) {
+      console.log(`[webhook drain / ${target}] round ${round} of ${WEBHOOK_ROUNDS}: draining`)
+      const m = await drainOnce(config, target)
+      console.log(
+        `[webhook drain / ${target}] ${m.received} deliveries in ${m.drainSeconds.toFixed(1)} s: ${m.deliveriesPerSec.toFixed(0)}/s` +
+          (m.problems.length > 0 ? `, ${m.problems.length} problem(s)` : "")
+      )
+      rounds.get(target)!.push(m)
+    }
   }
+  const measurements = targets.map((t) => medianRound(rounds.get(t)!))
   const [a, b] = measurements
   const problems =
     a !== undefined && b !== undefined && (a.events !== b.events || a.concurrency !== b.concurrency)
