@@ -288,6 +288,11 @@ export interface WebhookDeliveriesTable {
   readonly last_status: Int | null
   readonly created_at: Millis
   readonly updated_at: Millis
+  /**
+   * 1 when a claim may take this pending delivery: it is the earliest pending one of its
+   * shipment to its endpoint, and the endpoint is enabled. Meaningful for pending rows only.
+   */
+  readonly claimable: Int
 }
 
 /**

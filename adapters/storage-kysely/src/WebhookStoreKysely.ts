@@ -113,7 +113,8 @@ const DELIVERY_COLUMNS = [
   "lease_until",
   "last_status",
   "created_at",
-  "updated_at"
+  "updated_at",
+  "claimable"
 ] as const
 
 /** The state columns of a new pending delivery due at `now`, in `DELIVERY_COLUMNS` order after the first four. */
@@ -130,6 +131,68 @@ const pendingState = <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, no
   ] as const
 
 /**
+ * A new pending delivery's `claimable` when its statement settles the endpoint's deliveries
+ * afterwards ({@link settleClaimable}): 0, so nothing is claimable out of order in between.
+ */
+const notYetClaimable = <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>) => eb.lit(0).as("claimable")
+
+/**
+ * Sets `claimable` on the pending deliveries `scope` selects: 1 for each shipment's earliest one
+ * to an enabled endpoint, 0 for the rest. For the writes that can put a delivery in front of
+ * others (enqueue, requeue, recover) or change an endpoint's state; the dispatcher's own path
+ * keeps the flag as it goes (fan-out, complete).
+ */
+const settleClaimable = (
+  c: Db,
+  scope:
+    | { readonly endpointId: string; readonly eventId?: undefined }
+    | { readonly endpointId: string; readonly eventId: string }
+    | { readonly endpointId?: undefined; readonly eventId: string }
+) => {
+  let q = c
+    .updateTable("waybill_webhook_deliveries")
+    .set((eb) => ({
+      claimable: eb
+        .case()
+        .when(
+          eb.exists(
+            eb
+              .selectFrom("waybill_webhook_deliveries as p")
+              .select(sql.lit(1).as("one"))
+              .whereRef("p.endpoint_id", "=", "waybill_webhook_deliveries.endpoint_id")
+              .whereRef("p.track_no", "=", "waybill_webhook_deliveries.track_no")
+              .where("p.status", "=", sql.lit("pending"))
+              .whereRef("p.sequence", "<", "waybill_webhook_deliveries.sequence")
+          )
+        )
+        .then(sql.lit(0))
+        .when(
+          eb.exists(
+            eb
+              .selectFrom("waybill_webhook_endpoints as e")
+              .select(sql.lit(1).as("one"))
+              .whereRef("e.id", "=", "waybill_webhook_deliveries.endpoint_id")
+              .where("e.enabled", "=", sql.lit(1))
+          )
+        )
+        .then(sql.lit(1))
+        .else(sql.lit(0))
+        .end()
+    }))
+    .where("status", "=", sql.lit("pending"))
+  if (scope.endpointId !== undefined) q = q.where("endpoint_id", "=", scope.endpointId)
+  if (scope.eventId !== undefined) {
+    const eventId = scope.eventId
+    q = q.where("track_no", "=", (eb) => eb.selectFrom("waybill_events").select("track_no").where("id", "=", eventId))
+    if (scope.endpointId === undefined)
+      q = q.where("endpoint_id", "in", (eb) =>
+        eb.selectFrom("waybill_webhook_deliveries as x").select("x.endpoint_id").where("x.event_id", "=", eventId)
+      )
+  }
+  return q
+}
+
+/**
  * Stored events joined to the subscriptions that select them, shaped as new pending delivery
  * rows due at `now`: what requeue and recover insert, each narrowed by its own `where`.
  */
@@ -139,7 +202,14 @@ const newDeliveries = (c: Db, now: number) =>
     .innerJoin("waybill_webhook_subscriptions as s", (j) =>
       j.onRef("s.customer_no", "=", "ev.customer_no").onRef("s.event_type", "=", "ev.type")
     )
-    .select((eb) => ["s.endpoint_id", "ev.id", "ev.track_no", "ev.sequence", ...pendingState(eb, now)])
+    .select((eb) => [
+      "s.endpoint_id",
+      "ev.id",
+      "ev.track_no",
+      "ev.sequence",
+      ...pendingState(eb, now),
+      notYetClaimable(eb)
+    ])
 
 /**
  * The deliveries of one just-appended event: one per enabled endpoint of the account that
@@ -164,12 +234,30 @@ export const fanOut = (
     .expression((eb) =>
       eb
         .selectFrom("waybill_webhook_subscriptions")
-        .select([
+        .select((sb) => [
           "endpoint_id",
-          eb.val(event.id).as("event_id"),
-          eb.val(event.trackNo).as("track_no"),
-          eb.val(event.sequence).as("sequence"),
-          ...pendingState(eb, event.occurredAt)
+          sb.val(event.id).as("event_id"),
+          sb.val(event.trackNo).as("track_no"),
+          sb.val(event.sequence).as("sequence"),
+          ...pendingState(sb, event.occurredAt),
+          // Claimable at once unless the shipment already has a delivery waiting for this endpoint
+          // (the subscription is enabled only while its endpoint is).
+          sb
+            .case()
+            .when(
+              sb.exists(
+                sb
+                  .selectFrom("waybill_webhook_deliveries as p")
+                  .select(sql.lit(1).as("one"))
+                  .whereRef("p.endpoint_id", "=", "waybill_webhook_subscriptions.endpoint_id")
+                  .where("p.track_no", "=", event.trackNo)
+                  .where("p.status", "=", sql.lit("pending"))
+              )
+            )
+            .then(sql.lit(0))
+            .else(sql.lit(1))
+            .end()
+            .as("claimable")
         ])
         .where("customer_no", "=", event.customerNo)
         .where("event_type", "=", event.type)
@@ -212,7 +300,10 @@ const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
       "ev.occurred_at as ev_occurred_at",
       "ev.data as ev_data"
     ])
-    .where("d.status", "=", "pending")
+    // Literals, so the planner may walk the index of claimable deliveries (`claimable_idx`): a
+    // shipment's later deliveries and a disabled endpoint's backlog are not in it, however many.
+    .where("d.status", "=", sql.lit("pending"))
+    .where("d.claimable", "=", sql.lit(1))
     .where("d.next_attempt_at", "<=", now)
     .where("d.lease_until", "<=", now)
     .where("e.enabled", "=", 1)
@@ -316,6 +407,34 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         .where("endpoint_id", "=", p.endpointId)
         .where("event_id", "=", p.eventId)
         .where("lease_owner", "=", p.owner)
+        .returning("track_no")
+  )
+  // A delivery that is no longer pending makes the next pending one of its shipment claimable,
+  // if its endpoint is still enabled (one seek into the order index; nothing when there is none).
+  const promoteSql = prepare((c, p: { readonly endpointId: string; readonly trackNo: string }) =>
+    c
+      .updateTable("waybill_webhook_deliveries")
+      .set({ claimable: sql.lit(1) })
+      .where("endpoint_id", "=", p.endpointId)
+      .where("track_no", "=", p.trackNo)
+      .where("status", "=", sql.lit("pending"))
+      .where("sequence", "=", (eb) =>
+        eb
+          .selectFrom("waybill_webhook_deliveries as n")
+          .select((e) => e.fn.min("n.sequence").as("first"))
+          .where("n.endpoint_id", "=", p.endpointId)
+          .where("n.track_no", "=", p.trackNo)
+          .where("n.status", "=", sql.lit("pending"))
+      )
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("waybill_webhook_endpoints as e")
+            .select(sql.lit(1).as("one"))
+            .where("e.id", "=", p.endpointId)
+            .where("e.enabled", "=", sql.lit(1))
+        )
+      )
   )
   const healthOkSql = prepare((c, p: { readonly endpointId: string }) =>
     c
@@ -365,6 +484,8 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           )
           if (result === 0) return false
           yield* writeSubscriptions(e)
+          // Disabled: its backlog leaves the claim's index; enabled (again): it comes back.
+          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { endpointId: e.id }))
           return true
         })
       ),
@@ -517,7 +638,11 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               owner
             })
           )
-          return Number(result.numAffectedRows ?? 0) === 1
+          const trackNo = result.rows[0]?.track_no
+          if (trackNo === undefined) return false
+          if (outcome._tag !== "Retry")
+            yield* execute("webhooks.promote", promoteSql({ endpointId: attempt.endpointId, trackNo }))
+          return true
         })
       ),
 
@@ -542,7 +667,8 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           .updateTable("waybill_webhook_deliveries")
           .set({ lease_owner: null, lease_until: 0 })
           .where("lease_owner", "=", owner)
-          .where("status", "=", "pending")
+          // A literal: the pending rows are in partial indexes only.
+          .where("status", "=", sql.lit("pending"))
       ),
 
     noteHealth: ({ disableAfterMs, endpointId, now, ok }) =>
@@ -568,6 +694,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .where("failing_since", "<=", now - disableAfterMs)
           )
           if (disabled === 0) return false
+          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { endpointId }))
           yield* write("webhooks.health-unsubscribe", (c) =>
             c
               .updateTable("waybill_webhook_subscriptions")
@@ -598,22 +725,34 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
       ).pipe(Effect.map((rows) => Page.sliceOf(rows.map(toAttempt), page.limit))),
 
     enqueue: (endpointId, eventId, now) =>
-      write("webhooks.enqueue", (c) =>
-        c
-          .insertInto("waybill_webhook_deliveries")
-          .columns(DELIVERY_COLUMNS)
-          .expression((eb) =>
-            eb
-              .selectFrom("waybill_events")
-              .select([eb.val(endpointId).as("endpoint_id"), "id", "track_no", "sequence", ...pendingState(eb, now)])
-              .where("id", "=", eventId)
+      withTransaction(
+        Effect.gen(function* () {
+          yield* write("webhooks.enqueue", (c) =>
+            c
+              .insertInto("waybill_webhook_deliveries")
+              .columns(DELIVERY_COLUMNS)
+              .expression((eb) =>
+                eb
+                  .selectFrom("waybill_events")
+                  .select([
+                    eb.val(endpointId).as("endpoint_id"),
+                    "id",
+                    "track_no",
+                    "sequence",
+                    ...pendingState(eb, now),
+                    notYetClaimable(eb)
+                  ])
+                  .where("id", "=", eventId)
+              )
+              .onConflict((oc) =>
+                oc
+                  .columns(["endpoint_id", "event_id"])
+                  .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+              )
           )
-          .onConflict((oc) =>
-            oc
-              .columns(["endpoint_id", "event_id"])
-              .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
-          )
-      ).pipe(Effect.asVoid),
+          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { endpointId, eventId }))
+        })
+      ),
 
     findEvent: (eventId) =>
       first("webhooks.event-find", (c) => c.selectFrom("waybill_events").selectAll().where("id", "=", eventId)).pipe(
@@ -637,24 +776,31 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .expression(newDeliveries(c, now).where("ev.id", "=", eventId).where("s.enabled", "=", 1))
               .onConflict((oc) => oc.columns(["endpoint_id", "event_id"]).doNothing())
           )
+          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { eventId }))
           return updated + inserted
         })
       ),
 
     recover: (endpointId, since, now) =>
-      write("webhooks.recover", (c) =>
-        c
-          .insertInto("waybill_webhook_deliveries")
-          .columns(DELIVERY_COLUMNS)
-          .expression(
-            newDeliveries(c, now).where("s.endpoint_id", "=", endpointId).where("ev.occurred_at", ">=", since)
+      withTransaction(
+        Effect.gen(function* () {
+          const queued = yield* write("webhooks.recover", (c) =>
+            c
+              .insertInto("waybill_webhook_deliveries")
+              .columns(DELIVERY_COLUMNS)
+              .expression(
+                newDeliveries(c, now).where("s.endpoint_id", "=", endpointId).where("ev.occurred_at", ">=", since)
+              )
+              .onConflict((oc) =>
+                oc
+                  .columns(["endpoint_id", "event_id"])
+                  .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+                  .where("waybill_webhook_deliveries.status", "<>", "delivered")
+              )
           )
-          .onConflict((oc) =>
-            oc
-              .columns(["endpoint_id", "event_id"])
-              .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
-              .where("waybill_webhook_deliveries.status", "<>", "delivered")
-          )
+          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { endpointId }))
+          return queued
+        })
       ),
 
     prune: (before) =>
@@ -689,11 +835,12 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .where("at", "<", before)
           )
           // A finished delivery's next_attempt_at is its last attempt's time, as is its
-          // updated_at (complete writes both): the due index (status, next_attempt_at) finds them.
+          // updated_at (complete writes both): the index of finished rows (`done_idx`, which
+          // the literal lets the planner use) finds them.
           const deliveries = yield* write("webhooks.prune-deliveries", (c) =>
             c
               .deleteFrom("waybill_webhook_deliveries")
-              .where("status", "in", ["delivered", "failed"])
+              .where("status", "<>", sql.lit("pending"))
               .where("next_attempt_at", "<", before)
               .where("updated_at", "<", before)
           )

@@ -113,10 +113,13 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
       // No statement reads a whole webhook table (subscriptions by endpoint alone used to); the
       // prune's own list of endpoint ids (`ids`) is the only thing scanned.
       for (const text of statements) expect(planOf(text).join(" | "), text).not.toMatch(/SCAN (?!ids\b)\w+/)
-      // The claim checks per-shipment order only for deliveries of enabled endpoints: the
-      // correlated check comes after the endpoint's lookup, so a disabled endpoint's backlog
-      // costs the due index's walk alone.
+      // The claim walks the index of claimable deliveries: a shipment's later deliveries and a
+      // disabled endpoint's backlog are not in it. Its order and endpoint checks stay as guards,
+      // the order check after the endpoint's lookup.
       const claim = planned('from "waybill_webhook_deliveries" as "d" inner join')
+      expect(claim[0], claim.join(" | ")).toMatch(
+        /SEARCH d USING INDEX waybill_webhook_deliveries_claimable_idx \(next_attempt_at<\?\)/
+      )
       const endpointStep = claim.findIndex((step) => /SEARCH e USING/.test(step))
       const orderStep = claim.findIndex((step) => /CORRELATED SCALAR SUBQUERY/.test(step))
       expect(endpointStep, claim.join(" | ")).toBeGreaterThanOrEqual(0)
@@ -127,8 +130,8 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
         /SEARCH p USING COVERING INDEX waybill_webhook_deliveries_order_idx \(endpoint_id=\? AND track_no=\? AND sequence<\?\)/
       )
       // The hourly prune finds the old rows by index, so a prune with nothing to do costs nothing.
-      expect(planned('delete from "waybill_webhook_deliveries" where "status" in').join(" | ")).toMatch(
-        /due_idx \(status=\? AND next_attempt_at<\?\)/
+      expect(planned('delete from "waybill_webhook_deliveries" where "status" <>').join(" | ")).toMatch(
+        /done_idx \(next_attempt_at<\?\)/
       )
       expect(planned('delete from "waybill_webhook_attempts" where "endpoint_id" in').join(" | ")).toMatch(
         /attempts_list_idx \(endpoint_id=\? AND at<\?\)/
@@ -161,6 +164,57 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
           { endpoint_id: "we_gone", at: T + 10 }
         ])
       )
+    })
+  )
+
+  it.scoped("a claim never walks a shipment's later deliveries nor a disabled endpoint's backlog", () =>
+    Effect.gen(function* () {
+      const { handle, stores } = yield* recorded
+      const T = Fixtures.baseTime
+      const e = WebhookStoreContract.endpoint({ eventTypes: ["shipment.booked"] })
+      yield* stores.webhooks.insertEndpoint(e)
+      const trackNos = [Fixtures.trackNo(), Fixtures.trackNo()]
+      for (const trackNo of trackNos)
+        for (let i = 0; i < 5; i++)
+          yield* stores.outbox.append(Fixtures.event({ customerNo: e.customerNo, trackNo, occurredAt: T }))
+      /** The deliveries the claim's index holds: what a claim walks. */
+      const walked = () =>
+        (
+          handle
+            .prepare(
+              "select track_no, sequence from waybill_webhook_deliveries indexed by waybill_webhook_deliveries_claimable_idx where status = 'pending' and claimable = 1 and next_attempt_at <= ? order by track_no"
+            )
+            .all(T + 10_000) as Array<{ track_no: string; sequence: number }>
+        ).map((r) => [r.track_no, r.sequence])
+      const sorted = [...trackNos].sort()
+      // Ten pending deliveries, two of them claimable: each shipment's first.
+      expect(walked()).toEqual(sorted.map((t) => [t, 1]))
+      const [first] = yield* stores.webhooks.claimDue({ owner: "o", now: T, leaseMs: 1000, limit: 1 })
+      yield* stores.webhooks.complete({
+        owner: "o",
+        attempt: {
+          endpointId: e.id,
+          eventId: first!.event.id,
+          attempt: 1,
+          at: T,
+          status: 200,
+          ok: true,
+          durationMs: 1,
+          response: "ok"
+        },
+        outcome: { _tag: "Delivered" }
+      })
+      // Its shipment's next one took its place.
+      expect(walked()).toEqual(sorted.map((t) => [t, t === first!.event.trackNo ? 2 : 1]))
+      // Disabled (by hand or for failing 5 days): nothing of its backlog stays in the walk.
+      yield* stores.webhooks.updateEndpoint({ ...e, enabled: false, disabledReason: "gone" })
+      expect(walked()).toEqual([])
+      yield* stores.webhooks.updateEndpoint(e)
+      expect(walked()).toEqual(sorted.map((t) => [t, t === first!.event.trackNo ? 2 : 1]))
+      expect(yield* stores.webhooks.noteHealth({ endpointId: e.id, ok: false, now: T + 1, disableAfterMs: 0 })).toBe(
+        true
+      )
+      expect(walked()).toEqual([])
     })
   )
 })

@@ -33,6 +33,7 @@ export const cases = [
   "two dispatchers never claim the same delivery",
   "a claim leaves out skipped endpoints and takes at most perEndpoint of each",
   "a shipment's deliveries are claimable one at a time in sequence order",
+  "a delivery queued again goes before its shipment's later ones; a re-enabled endpoint resumes in order",
   "complete records the outcome and the attempt log; a lost lease is reported",
   "a retry is not claimable before its time, a failed one never",
   "disabled endpoints are not claimed",
@@ -362,6 +363,38 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
       [trackNo, 2, "shipment.delivered"]
     ])
   }),
+
+  "a delivery queued again goes before its shipment's later ones; a re-enabled endpoint resumes in order": Effect.gen(
+    function* () {
+      const { outbox, store } = yield* services
+      const e = endpoint({ eventTypes: ["shipment.booked", "shipment.delivered"] })
+      yield* store.insertEndpoint(e)
+      const trackNo = Fixtures.trackNo()
+      const deliver = (c: Webhook.Claimed | undefined, owner: string, at: number) =>
+        store.complete({ owner, attempt: attempt(c!, at, 200, true), outcome: { _tag: "Delivered" } })
+      const first = yield* outbox.append(Fixtures.event({ customerNo: e.customerNo, trackNo }))
+      yield* deliver(mine(yield* claimAll("a", T), e)[0], "a", T)
+      const second = yield* outbox.append(
+        Fixtures.event({ customerNo: e.customerNo, trackNo, type: "shipment.delivered" })
+      )
+      const third = yield* outbox.append(
+        Fixtures.event({ customerNo: e.customerNo, trackNo, type: "shipment.delivered" })
+      )
+      // Sent again, the first event goes before the two still waiting.
+      yield* store.requeueEvent(first.id, T + 1)
+      const again = mine(yield* claimAll("b", T + 1), e)
+      expect(again.map((c) => c.event.id)).toEqual([first.id])
+      yield* deliver(again[0], "b", T + 1)
+      const next = mine(yield* claimAll("c", T + 2), e)
+      expect(next.map((c) => c.event.id)).toEqual([second.id])
+      // Disabled while the second is out: its outcome leaves the third waiting for the endpoint.
+      yield* store.updateEndpoint({ ...e, enabled: false, disabledReason: "gone" })
+      yield* deliver(next[0], "c", T + 2)
+      expect(mine(yield* claimAll("d", T + 3), e)).toEqual([])
+      yield* store.updateEndpoint(e)
+      expect(mine(yield* claimAll("d", T + 4), e).map((c) => c.event.id)).toEqual([third.id])
+    }
+  ),
 
   "complete records the outcome and the attempt log; a lost lease is reported": Effect.gen(function* () {
     const { outbox, store } = yield* services
