@@ -11,8 +11,8 @@ import { fanOut } from "./WebhookStoreKysely.js"
 
 /** `EventOutbox` over Kysely: domain events with a per-shipment sequence. */
 export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
-  const { compileInsert, execute, first, prepare, rows, withTransaction } = conn
-  const fanOutSql = prepare(fanOut)
+  const { compileInsert, dialect, execute, first, prepare, rows, withTransaction } = conn
+  const fanOutSql = prepare((c, event: Parameters<typeof fanOut>[2]) => fanOut(c, dialect, event))
 
   const outbox: EventOutboxShape = {
     // Two statements in one transaction. Concurrent appends for one shipment are serialized

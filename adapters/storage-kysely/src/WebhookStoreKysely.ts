@@ -136,61 +136,84 @@ const pendingState = <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, no
  */
 const notYetClaimable = <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>) => eb.lit(0).as("claimable")
 
-/**
- * Sets `claimable` on the pending deliveries `scope` selects: 1 for each shipment's earliest one
- * to an enabled endpoint, 0 for the rest. For the writes that can put a delivery in front of
- * others (enqueue, requeue, recover) or change an endpoint's state; the dispatcher's own path
- * keeps the flag as it goes (fan-out, complete).
- */
-const settleClaimable = (
-  c: Db,
-  scope:
-    | { readonly endpointId: string; readonly eventId?: undefined }
-    | { readonly endpointId: string; readonly eventId: string }
-    | { readonly endpointId?: undefined; readonly eventId: string }
-) => {
-  let q = c
-    .updateTable("waybill_webhook_deliveries")
-    .set((eb) => ({
-      claimable: eb
-        .case()
-        .when(
-          eb.exists(
-            eb
-              .selectFrom("waybill_webhook_deliveries as p")
-              .select(sql.lit(1).as("one"))
-              .whereRef("p.endpoint_id", "=", "waybill_webhook_deliveries.endpoint_id")
-              .whereRef("p.track_no", "=", "waybill_webhook_deliveries.track_no")
-              .where("p.status", "=", sql.lit("pending"))
-              .whereRef("p.sequence", "<", "waybill_webhook_deliveries.sequence")
-          )
-        )
-        .then(sql.lit(0))
-        .when(
-          eb.exists(
-            eb
-              .selectFrom("waybill_webhook_endpoints as e")
-              .select(sql.lit(1).as("one"))
-              .whereRef("e.id", "=", "waybill_webhook_deliveries.endpoint_id")
-              .where("e.enabled", "=", sql.lit(1))
-          )
-        )
-        .then(sql.lit(1))
-        .else(sql.lit(0))
-        .end()
-    }))
-    .where("status", "=", sql.lit("pending"))
-  if (scope.endpointId !== undefined) q = q.where("endpoint_id", "=", scope.endpointId)
+/** Which pending deliveries a settle looks at: an endpoint's, an event's shipment's, or all. */
+type SettleScope =
+  | { readonly endpointId?: undefined; readonly eventId?: undefined }
+  | { readonly endpointId: string; readonly eventId?: undefined }
+  | { readonly endpointId: string; readonly eventId: string }
+  | { readonly endpointId?: undefined; readonly eventId: string }
+
+const inScope = (eb: ExpressionBuilder<WaybillDatabase, "waybill_webhook_deliveries">, scope: SettleScope) => {
+  const terms = [eb("waybill_webhook_deliveries.status", "=", sql.lit("pending"))]
+  if (scope.endpointId !== undefined) terms.push(eb("waybill_webhook_deliveries.endpoint_id", "=", scope.endpointId))
   if (scope.eventId !== undefined) {
     const eventId = scope.eventId
-    q = q.where("track_no", "=", (eb) => eb.selectFrom("waybill_events").select("track_no").where("id", "=", eventId))
+    terms.push(
+      eb(
+        "waybill_webhook_deliveries.track_no",
+        "=",
+        eb.selectFrom("waybill_events").select("track_no").where("id", "=", eventId)
+      )
+    )
     if (scope.endpointId === undefined)
-      q = q.where("endpoint_id", "in", (eb) =>
-        eb.selectFrom("waybill_webhook_deliveries as x").select("x.endpoint_id").where("x.event_id", "=", eventId)
+      terms.push(
+        eb(
+          "waybill_webhook_deliveries.endpoint_id",
+          "in",
+          eb.selectFrom("waybill_webhook_deliveries as x").select("x.endpoint_id").where("x.event_id", "=", eventId)
+        )
       )
   }
-  return q
+  return eb.and(terms)
 }
+
+/**
+ * Marks claimable the pending deliveries of `scope` that should be: each shipment's earliest
+ * pending one to an enabled endpoint. For the writes that can put a delivery in front of others
+ * or bring an endpoint back (enqueue, requeue, recover, enabling), and for the prune's sweep;
+ * the dispatcher's own path keeps the flag as it goes (fan-out, outcome). It only ever sets the
+ * flag: one left on a delivery that is no longer first costs a claim a skipped row (the claim
+ * still checks the order), never a wrong send.
+ */
+const settleClaimable = (c: Db, scope: SettleScope) =>
+  c
+    .updateTable("waybill_webhook_deliveries")
+    .set({ claimable: sql.lit(1) })
+    .where((eb) => inScope(eb, scope))
+    .where("claimable", "=", sql.lit(0))
+    .where(({ exists, not, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("waybill_webhook_deliveries as p")
+            .select(sql.lit(1).as("one"))
+            .whereRef("p.endpoint_id", "=", "waybill_webhook_deliveries.endpoint_id")
+            .whereRef("p.track_no", "=", "waybill_webhook_deliveries.track_no")
+            .where("p.status", "=", sql.lit("pending"))
+            .whereRef("p.sequence", "<", "waybill_webhook_deliveries.sequence")
+        )
+      )
+    )
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom("waybill_webhook_endpoints as e")
+          .select(sql.lit(1).as("one"))
+          .whereRef("e.id", "=", "waybill_webhook_deliveries.endpoint_id")
+          .where("e.enabled", "=", sql.lit(1))
+      )
+    )
+
+/**
+ * PostgreSQL, before a settle: share-locks the scope's pending deliveries, so an outcome being
+ * recorded for one of them meanwhile is waited for and then seen (that outcome makes the next
+ * delivery claimable, but cannot see one this transaction is queueing). Not inside the settle's
+ * own statement: rows a statement updates are invisible to its own locking reads.
+ */
+const lockScope = (c: Db, scope: SettleScope) =>
+  c
+    .selectFrom("waybill_webhook_deliveries")
+    .select(sql.lit(1).as("one"))
+    .where((eb) => inScope(eb, scope))
+    .forShare()
 
 /**
  * Stored events joined to the subscriptions that select them, shaped as new pending delivery
@@ -219,6 +242,7 @@ const newDeliveries = (c: Db, now: number) =>
  */
 export const fanOut = (
   c: Db,
+  dialect: Connection["dialect"],
   event: {
     readonly id: string
     readonly customerNo: string
@@ -241,7 +265,9 @@ export const fanOut = (
           sb.val(event.sequence).as("sequence"),
           ...pendingState(sb, event.occurredAt),
           // Claimable at once unless the shipment already has a delivery waiting for this endpoint
-          // (the subscription is enabled only while its endpoint is).
+          // (the subscription is enabled only while its endpoint is). On PostgreSQL the waiting
+          // delivery is share-locked: an outcome being recorded for it meanwhile (which makes
+          // the next one claimable, but cannot see this row yet) is waited for and then seen.
           sb
             .case()
             .when(
@@ -252,6 +278,7 @@ export const fanOut = (
                   .whereRef("p.endpoint_id", "=", "waybill_webhook_subscriptions.endpoint_id")
                   .where("p.track_no", "=", event.trackNo)
                   .where("p.status", "=", sql.lit("pending"))
+                  .$if(dialect === "postgres", (q) => q.forShare())
               )
             )
             .then(sql.lit(0))
@@ -467,6 +494,23 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           )
     )
 
+  /** Marks claimable what should be in `scope` ({@link settleClaimable}), after {@link lockScope} on PostgreSQL. */
+  const settle = (scope: SettleScope) =>
+    Effect.zipRight(
+      dialect === "postgres" ? rows("webhooks.settle-lock", (c) => lockScope(c, scope)) : Effect.void,
+      write("webhooks.settle-claimable", (c) => settleClaimable(c, scope))
+    )
+  /** A disabled endpoint's backlog leaves the claim's index. */
+  const unclaimable = (endpointId: string) =>
+    write("webhooks.unclaimable", (c) =>
+      c
+        .updateTable("waybill_webhook_deliveries")
+        .set({ claimable: sql.lit(0) })
+        .where("endpoint_id", "=", endpointId)
+        .where("status", "=", sql.lit("pending"))
+        .where("claimable", "=", sql.lit(1))
+    )
+
   const store: WebhookStoreShape = {
     insertEndpoint: (e) =>
       withTransaction(
@@ -479,13 +523,19 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     updateEndpoint: (e) =>
       withTransaction(
         Effect.gen(function* () {
+          const before = yield* first("webhooks.endpoint-enabled", (c) =>
+            c.selectFrom("waybill_webhook_endpoints").select("enabled").where("id", "=", e.id)
+          )
+          if (before === undefined) return false
+          const enabling = e.enabled && num(before.enabled) === 0
           const result = yield* write("webhooks.endpoint-update", (c) =>
             c.updateTable("waybill_webhook_endpoints").set(endpointRow(e)).where("id", "=", e.id)
           )
           if (result === 0) return false
           yield* writeSubscriptions(e)
-          // Disabled: its backlog leaves the claim's index; enabled (again): it comes back.
-          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { endpointId: e.id }))
+          // Disabled: its backlog leaves the claim's index; enabled again: it comes back, in order.
+          if (enabling) yield* settle({ endpointId: e.id })
+          else if (!e.enabled) yield* unclaimable(e.id)
           return true
         })
       ),
@@ -694,7 +744,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .where("failing_since", "<=", now - disableAfterMs)
           )
           if (disabled === 0) return false
-          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { endpointId }))
+          yield* unclaimable(endpointId)
           yield* write("webhooks.health-unsubscribe", (c) =>
             c
               .updateTable("waybill_webhook_subscriptions")
@@ -750,7 +800,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
                   .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
               )
           )
-          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { endpointId, eventId }))
+          yield* settle({ endpointId, eventId })
         })
       ),
 
@@ -776,7 +826,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .expression(newDeliveries(c, now).where("ev.id", "=", eventId).where("s.enabled", "=", 1))
               .onConflict((oc) => oc.columns(["endpoint_id", "event_id"]).doNothing())
           )
-          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { eventId }))
+          yield* settle({ eventId })
           return updated + inserted
         })
       ),
@@ -798,7 +848,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
                   .where("waybill_webhook_deliveries.status", "<>", "delivered")
               )
           )
-          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, { endpointId }))
+          yield* settle({ endpointId })
           return queued
         })
       ),
@@ -844,6 +894,10 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .where("next_attempt_at", "<", before)
               .where("updated_at", "<", before)
           )
+          // A sweep of the flag the claim reads: marks claimable whatever should be and is not,
+          // such as the deliveries a host of an earlier version queued or finished during a
+          // rolling upgrade (it knows nothing of the flag).
+          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, {}))
           return attempts + deliveries
         })
       )

@@ -111,8 +111,19 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
         return planOf(text!)
       }
       // No statement reads a whole webhook table (subscriptions by endpoint alone used to); the
-      // prune's own list of endpoint ids (`ids`) is the only thing scanned.
-      for (const text of statements) expect(planOf(text).join(" | "), text).not.toMatch(/SCAN (?!ids\b)\w+/)
+      // prune's own list of endpoint ids (`ids`) is scanned, and its sweep of the claimable flag
+      // walks the pending deliveries alone (the order index holds nothing else).
+      for (const text of statements) {
+        const plan = planOf(text).join(" | ")
+        if (
+          text.startsWith('update "waybill_webhook_deliveries" set "claimable" = 1') &&
+          !text.includes('"endpoint_id" = ?')
+        )
+          expect(plan, text).toMatch(
+            /^SCAN waybill_webhook_deliveries USING INDEX waybill_webhook_deliveries_order_idx/
+          )
+        else expect(plan, text).not.toMatch(/SCAN (?!ids\b)\w+/)
+      }
       // The claim walks the index of claimable deliveries: a shipment's later deliveries and a
       // disabled endpoint's backlog are not in it. Its order and endpoint checks stay as guards,
       // the order check after the endpoint's lookup.
@@ -215,6 +226,13 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
         true
       )
       expect(walked()).toEqual([])
+      // Deliveries a host of an earlier version queued carry no flag: the hourly prune's sweep
+      // marks each shipment's first one, and only that one.
+      yield* stores.webhooks.updateEndpoint(e)
+      handle.prepare("update waybill_webhook_deliveries set claimable = 0").run()
+      expect(walked()).toEqual([])
+      yield* stores.webhooks.prune(T - 1)
+      expect(walked()).toEqual(sorted.map((t) => [t, t === first!.event.trackNo ? 2 : 1]))
     })
   )
 })

@@ -10,7 +10,9 @@
  * Times are passed explicitly (`now`), so no case waits.
  */
 import { expect } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { EventOutbox, Transactor, type Webhook, WebhookStore } from "@waybill/core"
@@ -34,6 +36,8 @@ export const cases = [
   "a claim leaves out skipped endpoints and takes at most perEndpoint of each",
   "a shipment's deliveries are claimable one at a time in sequence order",
   "a delivery queued again goes before its shipment's later ones; a re-enabled endpoint resumes in order",
+  "an event appended while its shipment's previous delivery is being recorded is claimable after both",
+  "an endpoint enabled while its last send is being recorded resumes with the next delivery",
   "complete records the outcome and the attempt log; a lost lease is reported",
   "a retry is not claimable before its time, a failed one never",
   "disabled endpoints are not claimed",
@@ -395,6 +399,73 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
       expect(mine(yield* claimAll("d", T + 4), e).map((c) => c.event.id)).toEqual([third.id])
     }
   ),
+
+  "an event appended while its shipment's previous delivery is being recorded is claimable after both": Effect.gen(
+    function* () {
+      // Two writers that cannot see each other's rows: the outcome makes the shipment's next
+      // delivery claimable, the append decides whether its own delivery is first. Whatever the
+      // database, the new delivery must not wait for a predecessor that is gone.
+      const { outbox, store, transactor } = yield* services
+      const e = endpoint({ eventTypes: ["shipment.booked", "shipment.delivered"] })
+      yield* store.insertEndpoint(e)
+      const trackNo = Fixtures.trackNo()
+      yield* outbox.append(Fixtures.event({ customerNo: e.customerNo, trackNo }))
+      const [c1] = mine(yield* claimAll("a", T), e)
+      const recorded = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const outcome = yield* Effect.fork(
+        transactor.withTransaction(
+          Effect.zipRight(
+            store.complete({ owner: "a", attempt: attempt(c1!, T, 200, true), outcome: { _tag: "Delivered" } }),
+            Effect.zipRight(Deferred.succeed(recorded, undefined), Deferred.await(release))
+          )
+        )
+      )
+      yield* Deferred.await(recorded)
+      const append = yield* Effect.fork(
+        outbox.append(Fixtures.event({ customerNo: e.customerNo, trackNo, type: "shipment.delivered" }))
+      )
+      // The append is under way (or waiting for the outcome's transaction) when that commits.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(outcome)
+      const second = yield* Fiber.join(append)
+      expect(mine(yield* claimAll("b", T + 1), e).map((c) => c.event.id)).toEqual([second.id])
+    }
+  ),
+
+  "an endpoint enabled while its last send is being recorded resumes with the next delivery": Effect.gen(function* () {
+    // Disabled while a send was out; enabled again while that send's outcome is being
+    // recorded. Neither writer sees the other's change; the next delivery must not be left
+    // waiting behind the finished one.
+    const { outbox, store, transactor } = yield* services
+    const e = endpoint({ eventTypes: ["shipment.booked", "shipment.delivered"] })
+    yield* store.insertEndpoint(e)
+    const trackNo = Fixtures.trackNo()
+    yield* outbox.append(Fixtures.event({ customerNo: e.customerNo, trackNo }))
+    const second = yield* outbox.append(
+      Fixtures.event({ customerNo: e.customerNo, trackNo, type: "shipment.delivered" })
+    )
+    const [c1] = mine(yield* claimAll("a", T), e)
+    yield* store.updateEndpoint({ ...e, enabled: false, disabledReason: "operator" })
+    const recorded = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const outcome = yield* Effect.fork(
+      transactor.withTransaction(
+        Effect.zipRight(
+          store.complete({ owner: "a", attempt: attempt(c1!, T, 200, true), outcome: { _tag: "Delivered" } }),
+          Effect.zipRight(Deferred.succeed(recorded, undefined), Deferred.await(release))
+        )
+      )
+    )
+    yield* Deferred.await(recorded)
+    const enable = yield* Effect.fork(store.updateEndpoint(e))
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    yield* Deferred.succeed(release, undefined)
+    yield* Fiber.join(outcome)
+    expect(yield* Fiber.join(enable)).toBe(true)
+    expect(mine(yield* claimAll("b", T + 1), e).map((c) => c.event.id)).toEqual([second.id])
+  }),
 
   "complete records the outcome and the attempt log; a lost lease is reported": Effect.gen(function* () {
     const { outbox, store } = yield* services
