@@ -766,21 +766,24 @@ const claimableDeliveries: Migration = {
   async up(db: Kysely<any>) {
     await db.schema
       .alterTable("waybill_webhook_deliveries")
-      .addColumn("claimable", "integer", (c) => c.notNull().defaultTo(0))
+      // 1 by default: a host of the previous release, which knows nothing of the column, queues
+      // deliveries a claim can see (the claim still checks the order), never ones it cannot.
+      .addColumn("claimable", "integer", (c) => c.notNull().defaultTo(1))
       .execute()
     await sql`update waybill_webhook_deliveries set claimable = case when exists (select 1 from waybill_webhook_deliveries p where p.endpoint_id = waybill_webhook_deliveries.endpoint_id and p.track_no = waybill_webhook_deliveries.track_no and p.status = 'pending' and p.sequence < waybill_webhook_deliveries.sequence) then 0 when exists (select 1 from waybill_webhook_endpoints e where e.id = waybill_webhook_deliveries.endpoint_id and e.enabled = 1) then 1 else 0 end where status = 'pending'`.execute(
       db
     )
-    await sql`create index waybill_webhook_deliveries_claimable_idx on waybill_webhook_deliveries (next_attempt_at) where status = 'pending' and claimable = 1`.execute(
+    await sql`create index if not exists waybill_webhook_deliveries_claimable_idx on waybill_webhook_deliveries (next_attempt_at) where status = 'pending' and claimable = 1`.execute(
       db
     )
     // The due index over every row would win the claim's plan (an equality on its first column)
     // and walk the rest again; what it still served, the prune of finished rows, has an index of
-    // finished rows instead.
-    await db.schema.dropIndex("waybill_webhook_deliveries_due_idx").execute()
-    await sql`create index waybill_webhook_deliveries_done_idx on waybill_webhook_deliveries (next_attempt_at) where status <> 'pending'`.execute(
+    // finished rows instead. That one may be large: an operator can build it beforehand with
+    // `create index concurrently` (docs/deploying.md), hence `if not exists`.
+    await sql`create index if not exists waybill_webhook_deliveries_done_idx on waybill_webhook_deliveries (next_attempt_at) where status <> 'pending'`.execute(
       db
     )
+    await db.schema.dropIndex("waybill_webhook_deliveries_due_idx").execute()
   },
   async down(db: Kysely<any>) {
     await db.schema.dropIndex("waybill_webhook_deliveries_done_idx").execute()

@@ -523,8 +523,14 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
     updateEndpoint: (e) =>
       withTransaction(
         Effect.gen(function* () {
+          // Locked on PostgreSQL: a dispatcher disabling the endpoint meanwhile (5 days of
+          // failures) is waited for, so an update that enables it again sees that it does.
           const before = yield* first("webhooks.endpoint-enabled", (c) =>
-            c.selectFrom("waybill_webhook_endpoints").select("enabled").where("id", "=", e.id)
+            c
+              .selectFrom("waybill_webhook_endpoints")
+              .select("enabled")
+              .where("id", "=", e.id)
+              .$if(dialect === "postgres", (q) => q.forUpdate())
           )
           if (before === undefined) return false
           const enabling = e.enabled && num(before.enabled) === 0
@@ -839,7 +845,11 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .insertInto("waybill_webhook_deliveries")
               .columns(DELIVERY_COLUMNS)
               .expression(
-                newDeliveries(c, now).where("s.endpoint_id", "=", endpointId).where("ev.occurred_at", ">=", since)
+                newDeliveries(c, now)
+                  // By the subscriptions' key (account first), not a scan of every subscription.
+                  .where("s.customer_no", "=", endpointCustomer(c, endpointId))
+                  .where("s.endpoint_id", "=", endpointId)
+                  .where("ev.occurred_at", ">=", since)
               )
               .onConflict((oc) =>
                 oc

@@ -194,8 +194,10 @@ describeSqliteOnly("a statement's LIMIT on the SQLite engine", WHY, () => {
 
   it.scoped("answers as the bound statement would, for any limit and offset (property)", () =>
     Effect.gen(function* () {
-      const db = yield* syncDatabase
-      const seen: Array<string> = []
+      const sent: Array<{ readonly sql: string; readonly parameters: ReadonlyArray<unknown> }> = []
+      const handle = new Database(":memory:")
+      const db = sqliteEngine(handle, { onStatement: (sql, parameters) => sent.push({ sql, parameters }) })
+      yield* Effect.addFinalizer(() => Effect.promise(() => db.close()))
       const run = (text: string, parameters: ReadonlyArray<unknown> = []) =>
         Effect.map(
           db.run(text, parameters, (cause) => cause),
@@ -219,13 +221,16 @@ describeSqliteOnly("a statement's LIMIT on the SQLite engine", WHY, () => {
               const expected = limit < 0 ? all.slice(from) : all.slice(from, from + limit)
               const rows = await Effect.runPromise(run(text, parameters))
               expect(rows.map((r) => r.a)).toEqual(expected)
-              seen.push(inlineLimits(text, parameters).sql)
+              // What reached the driver: the values in the text, only `b` still bound.
+              expect(sent.at(-1)).toEqual({
+                sql: `select a from t where b = ? order by a limit ${limit}${offset === undefined ? "" : ` offset ${offset}`}`,
+                parameters: [b]
+              })
             }
           ),
           { numRuns: 200 }
         )
       )
-      expect(seen.every((text) => !text.includes("?,") && /limit -?\d+( offset \d+)?$/.test(text))).toBe(true)
     })
   )
 

@@ -100,11 +100,45 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
       seen.length = 0
       yield* stores.webhooks.insertEndpoint(e)
       yield* stores.webhooks.updateEndpoint({ ...e, eventTypes: ["shipment.booked"] })
-      yield* stores.webhooks.claimDue({ owner: "o", now: T, leaseMs: 1000, limit: 10 })
+      // Every statement that keeps the claimable flag: fan-out, outcome (hand-over), requeue,
+      // recover, enqueue, disabling and enabling.
+      const event = yield* stores.outbox.append(Fixtures.event({ customerNo: e.customerNo, occurredAt: T }))
+      const [claimed] = yield* stores.webhooks.claimDue({ owner: "o", now: T, leaseMs: 1000, limit: 10 })
+      yield* stores.webhooks.complete({
+        owner: "o",
+        attempt: {
+          endpointId: e.id,
+          eventId: claimed!.event.id,
+          attempt: 1,
+          at: T,
+          status: 200,
+          ok: true,
+          durationMs: 1,
+          response: "ok"
+        },
+        outcome: { _tag: "Delivered" }
+      })
+      yield* stores.webhooks.requeueEvent(event.id, T + 1)
+      yield* stores.webhooks.recover(e.id, T - 1, T + 2)
+      yield* stores.webhooks.enqueue(e.id, event.id, T + 3)
       expect(yield* stores.webhooks.noteHealth({ endpointId: e.id, ok: false, now: T, disableAfterMs: 0 })).toBe(true)
+      yield* stores.webhooks.updateEndpoint({ ...e, eventTypes: ["shipment.booked"] })
       yield* stores.webhooks.prune(T)
       yield* stores.webhooks.deleteEndpoint(e.id)
-      const statements = seen.filter((s) => s.includes("waybill_webhook_") && !s.startsWith("insert"))
+      // Plain inserts have no plan to keep; an insert from a select (the fan-out) has.
+      const statements = seen.filter(
+        (s) => s.includes("waybill_webhook_") && (!s.startsWith("insert") || / select /.test(s))
+      )
+      for (const part of [
+        'insert into "waybill_webhook_deliveries"',
+        'set "claimable" = 1 where "endpoint_id" = ?',
+        'set "claimable" = 0',
+        '"waybill_webhook_deliveries"."track_no" = (select'
+      ])
+        expect(
+          statements.some((text) => text.includes(part)),
+          part
+        ).toBe(true)
       const planned = (part: string) => {
         const text = statements.find((s) => s.includes(part))
         expect(text, part).toBeDefined()
@@ -115,10 +149,8 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
       // walks the pending deliveries alone (the order index holds nothing else).
       for (const text of statements) {
         const plan = planOf(text).join(" | ")
-        if (
-          text.startsWith('update "waybill_webhook_deliveries" set "claimable" = 1') &&
-          !text.includes('"endpoint_id" = ?')
-        )
+        // The sweep is the one statement with nothing to narrow it: no parameter at all.
+        if (text.startsWith('update "waybill_webhook_deliveries" set "claimable" = 1') && !text.includes("?"))
           expect(plan, text).toMatch(
             /^SCAN waybill_webhook_deliveries USING INDEX waybill_webhook_deliveries_order_idx/
           )

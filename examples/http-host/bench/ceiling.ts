@@ -61,8 +61,12 @@ const KEY_LOOKUP = `select "k".*, "a"."name" as "account_name", "a"."cancel_mode
   where "k"."hash" = ? and "k"."hash" <> ''`
 
 const FAN_OUT = `insert into "waybill_webhook_deliveries" ("endpoint_id", "event_id", "track_no", "sequence", "status",
-  "attempts", "next_attempt_at", "lease_owner", "lease_until", "last_status", "created_at", "updated_at")
-  select "endpoint_id", ?, ?, 1, 'pending', 0, ?, null, 0, null, ?, ? from "waybill_webhook_subscriptions"
+  "attempts", "next_attempt_at", "lease_owner", "lease_until", "last_status", "created_at", "updated_at", "claimable")
+  select "endpoint_id", ?, ?, 1, 'pending', 0, ?, null, 0, null, ?, ?,
+  case when exists (select 1 from "waybill_webhook_deliveries" as "p"
+    where "p"."endpoint_id" = "waybill_webhook_subscriptions"."endpoint_id" and "p"."track_no" = ?
+    and "p"."status" = 'pending') then 0 else 1 end
+  from "waybill_webhook_subscriptions"
   where "customer_no" = ? and "event_type" = 'shipment.booked' and "enabled" = 1`
 
 export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
@@ -172,7 +176,7 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
         weight: d.weightLb
       })
     )
-    fanOut.run(id, trackNo, now, now, now, customerNo)
+    fanOut.run(id, trackNo, now, now, now, trackNo, customerNo)
   })
 
   /** Books with a fresh 8-digit tracking number, drawing again on the rare clash (as Waybill). */

@@ -49,10 +49,15 @@ export const STATEMENTS = {
     `"occurred_at", "data") values (${params(1, 8)})`,
   fanOut:
     `insert into "waybill_webhook_deliveries" ("endpoint_id", "event_id", "track_no", "sequence", "status", ` +
-    `"attempts", "next_attempt_at", "lease_owner", "lease_until", "last_status", "created_at", "updated_at") ` +
+    `"attempts", "next_attempt_at", "lease_owner", "lease_until", "last_status", "created_at", "updated_at", ` +
+    `"claimable") ` +
     `select "endpoint_id", $1 as "event_id", $2 as "track_no", $3 as "sequence", $4 as "status", ` +
     `$5 as "attempts", $6 as "next_attempt_at", null as "lease_owner", $7 as "lease_until", ` +
-    `null as "last_status", $8 as "created_at", $9 as "updated_at" from "waybill_webhook_subscriptions" ` +
+    `null as "last_status", $8 as "created_at", $9 as "updated_at", ` +
+    `case when exists (select 1 as "one" from "waybill_webhook_deliveries" as "p" ` +
+    `where "p"."endpoint_id" = "waybill_webhook_subscriptions"."endpoint_id" and "p"."track_no" = $2 ` +
+    `and "p"."status" = 'pending' for share) then 0 else 1 end as "claimable" ` +
+    `from "waybill_webhook_subscriptions" ` +
     `where "customer_no" = $10 and "event_type" = $11 and "enabled" = $12`
 } as const
 

@@ -38,6 +38,7 @@ export const cases = [
   "a delivery queued again goes before its shipment's later ones; a re-enabled endpoint resumes in order",
   "an event appended while its shipment's previous delivery is being recorded is claimable after both",
   "an endpoint enabled while its last send is being recorded resumes with the next delivery",
+  "an endpoint saved as enabled while the dispatcher disables it keeps its backlog claimable",
   "complete records the outcome and the attempt log; a lost lease is reported",
   "a retry is not claimable before its time, a failed one never",
   "disabled endpoints are not claimed",
@@ -465,6 +466,33 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     yield* Fiber.join(outcome)
     expect(yield* Fiber.join(enable)).toBe(true)
     expect(mine(yield* claimAll("b", T + 1), e).map((c) => c.event.id)).toEqual([second.id])
+  }),
+
+  "an endpoint saved as enabled while the dispatcher disables it keeps its backlog claimable": Effect.gen(function* () {
+    // An operator saves the endpoint (a new URL, enabled) while a dispatcher's health note is
+    // disabling it for 5 days of failures: the save wins, and so must the backlog.
+    const { outbox, store, transactor } = yield* services
+    const e = endpoint({ eventTypes: ["shipment.booked"] })
+    yield* store.insertEndpoint(e)
+    const queued = yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
+    const disabled = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const health = yield* Effect.fork(
+      transactor.withTransaction(
+        Effect.zipLeft(
+          store.noteHealth({ endpointId: e.id, ok: false, now: T, disableAfterMs: 0 }),
+          Effect.zipRight(Deferred.succeed(disabled, undefined), Deferred.await(release))
+        )
+      )
+    )
+    yield* Deferred.await(disabled)
+    const save = yield* Effect.fork(store.updateEndpoint({ ...e, url: "https://hooks.example.com/fixed" }))
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    yield* Deferred.succeed(release, undefined)
+    expect(yield* Fiber.join(health)).toBe(true)
+    expect(yield* Fiber.join(save)).toBe(true)
+    expect(Option.map(yield* store.findEndpoint(e.id), (x) => x.enabled)).toEqual(Option.some(true))
+    expect(mine(yield* claimAll("a", T + 1), e).map((c) => c.event.id)).toEqual([queued.id])
   }),
 
   "complete records the outcome and the attempt log; a lost lease is reported": Effect.gen(function* () {

@@ -721,7 +721,10 @@ const record = (
     return [ok, Effect.void] as const
   })
 
-/** One claimed delivery: sign, send, record (the engine commits attempts that end together in one transaction). */
+/**
+ * One claimed delivery: sign, send, record, in a transaction of its own when the host provides a
+ * `Transactor` (the SQLite engine commits the ones that end together in one `COMMIT`).
+ */
 const deliver = (owner: string, claimed: Claimed, cache?: SecretCache) =>
   Effect.gen(function* () {
     const { endpoint, event } = claimed
@@ -737,7 +740,12 @@ const deliver = (owner: string, claimed: Claimed, cache?: SecretCache) =>
       headers: { ...signed, "content-type": "application/json", "user-agent": userAgent },
       body
     })
-    const [ok, after] = yield* record(owner, claimed, response)
+    // The outcome and what it does to the endpoint (a 410, 5 days of failures) commit together:
+    // the outcome makes the shipment's next delivery claimable, and no claim may send it to an
+    // endpoint that is being disabled.
+    const transactor = yield* Effect.serviceOption(Transactor)
+    const recording = record(owner, claimed, response)
+    const [ok, after] = yield* Option.isSome(transactor) ? transactor.value.withTransaction(recording) : recording
     yield* after
     return ok
   })
