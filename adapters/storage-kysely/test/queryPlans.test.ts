@@ -8,6 +8,7 @@ import * as path from "node:path"
 import Database from "better-sqlite3"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import type { Webhook } from "@waybill/core"
 import { Fixtures, WebhookStoreContract } from "@waybill/testkit"
 import { migrate, sqliteEngine, StorageKysely } from "../src/index.js"
 import { describeSqliteOnly } from "./dialects.js"
@@ -31,6 +32,22 @@ const recorded = Effect.gen(function* () {
       .all(...Array.from({ length: (text.match(/\?/g) ?? []).length }, () => "x"))
       .map((r) => (r as { detail: string }).detail)
   return { handle, seen, stores, planOf }
+})
+
+/** What `complete` records for a first attempt of `claimed` answered 200 at `at`. */
+const delivered = (owner: string, claimed: Webhook.Claimed, at: number) => ({
+  owner,
+  attempt: {
+    endpointId: claimed.endpoint.id,
+    eventId: claimed.event.id,
+    attempt: 1,
+    at,
+    status: 200,
+    ok: true,
+    durationMs: 1,
+    response: "ok"
+  },
+  outcome: { _tag: "Delivered" } as const
 })
 
 describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
@@ -104,20 +121,7 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
       // recover, enqueue, disabling and enabling.
       const event = yield* stores.outbox.append(Fixtures.event({ customerNo: e.customerNo, occurredAt: T }))
       const [claimed] = yield* stores.webhooks.claimDue({ owner: "o", now: T, leaseMs: 1000, limit: 10 })
-      yield* stores.webhooks.complete({
-        owner: "o",
-        attempt: {
-          endpointId: e.id,
-          eventId: claimed!.event.id,
-          attempt: 1,
-          at: T,
-          status: 200,
-          ok: true,
-          durationMs: 1,
-          response: "ok"
-        },
-        outcome: { _tag: "Delivered" }
-      })
+      yield* stores.webhooks.complete(delivered("o", claimed!, T))
       yield* stores.webhooks.requeueEvent(event.id, T + 1)
       yield* stores.webhooks.recover(e.id, T - 1, T + 2)
       yield* stores.webhooks.enqueue(e.id, event.id, T + 3)
@@ -233,20 +237,7 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
       // Ten pending deliveries, two of them claimable: each shipment's first.
       expect(walked()).toEqual(sorted.map((t) => [t, 1]))
       const [first] = yield* stores.webhooks.claimDue({ owner: "o", now: T, leaseMs: 1000, limit: 1 })
-      yield* stores.webhooks.complete({
-        owner: "o",
-        attempt: {
-          endpointId: e.id,
-          eventId: first!.event.id,
-          attempt: 1,
-          at: T,
-          status: 200,
-          ok: true,
-          durationMs: 1,
-          response: "ok"
-        },
-        outcome: { _tag: "Delivered" }
-      })
+      yield* stores.webhooks.complete(delivered("o", first!, T))
       // Its shipment's next one took its place.
       expect(walked()).toEqual(sorted.map((t) => [t, t === first!.event.trackNo ? 2 : 1]))
       // Disabled (by hand or for failing 5 days): nothing of its backlog stays in the walk.

@@ -103,6 +103,31 @@ const mine = (claimed: ReadonlyArray<Webhook.Claimed>, ...endpoints: ReadonlyArr
 const claimAll = (owner: string, now: number) =>
   Effect.flatMap(WebhookStore, (s) => s.claimDue({ owner, now, leaseMs: 60_000, limit: 1000 }))
 
+/**
+ * Two writers that cannot see each other's changes: `held` runs in a transaction kept open
+ * until `write` has had 50 ms to start (and, where the database makes it, to wait on `held`),
+ * then commits. Both results, once both are done.
+ */
+const beside = <A, B>(
+  held: Effect.Effect<A, unknown, WebhookServices>,
+  write: Effect.Effect<B, unknown, WebhookServices>
+) =>
+  Effect.gen(function* () {
+    const { transactor } = yield* services
+    const started = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const first = yield* Effect.fork(
+      transactor.withTransaction(
+        Effect.zipLeft(held, Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release)))
+      )
+    )
+    yield* Deferred.await(started)
+    const second = yield* Effect.fork(write)
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    yield* Deferred.succeed(release, undefined)
+    return [yield* Fiber.join(first), yield* Fiber.join(second)] as const
+  })
+
 const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, WebhookServices> } = {
   "endpoint insert/find/update/list roundtrip": Effect.gen(function* () {
     const { store } = yield* services
@@ -406,31 +431,16 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
       // Two writers that cannot see each other's rows: the outcome makes the shipment's next
       // delivery claimable, the append decides whether its own delivery is first. Whatever the
       // database, the new delivery must not wait for a predecessor that is gone.
-      const { outbox, store, transactor } = yield* services
+      const { outbox, store } = yield* services
       const e = endpoint({ eventTypes: ["shipment.booked", "shipment.delivered"] })
       yield* store.insertEndpoint(e)
       const trackNo = Fixtures.trackNo()
       yield* outbox.append(Fixtures.event({ customerNo: e.customerNo, trackNo }))
       const [c1] = mine(yield* claimAll("a", T), e)
-      const recorded = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      const outcome = yield* Effect.fork(
-        transactor.withTransaction(
-          Effect.zipRight(
-            store.complete({ owner: "a", attempt: attempt(c1!, T, 200, true), outcome: { _tag: "Delivered" } }),
-            Effect.zipRight(Deferred.succeed(recorded, undefined), Deferred.await(release))
-          )
-        )
-      )
-      yield* Deferred.await(recorded)
-      const append = yield* Effect.fork(
+      const [, second] = yield* beside(
+        store.complete({ owner: "a", attempt: attempt(c1!, T, 200, true), outcome: { _tag: "Delivered" } }),
         outbox.append(Fixtures.event({ customerNo: e.customerNo, trackNo, type: "shipment.delivered" }))
       )
-      // The append is under way (or waiting for the outcome's transaction) when that commits.
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-      yield* Deferred.succeed(release, undefined)
-      yield* Fiber.join(outcome)
-      const second = yield* Fiber.join(append)
       expect(mine(yield* claimAll("b", T + 1), e).map((c) => c.event.id)).toEqual([second.id])
     }
   ),
@@ -439,7 +449,7 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     // Disabled while a send was out; enabled again while that send's outcome is being
     // recorded. Neither writer sees the other's change; the next delivery must not be left
     // waiting behind the finished one.
-    const { outbox, store, transactor } = yield* services
+    const { outbox, store } = yield* services
     const e = endpoint({ eventTypes: ["shipment.booked", "shipment.delivered"] })
     yield* store.insertEndpoint(e)
     const trackNo = Fixtures.trackNo()
@@ -449,48 +459,26 @@ const body: { readonly [K in WebhookStoreCase]: Effect.Effect<void, unknown, Web
     )
     const [c1] = mine(yield* claimAll("a", T), e)
     yield* store.updateEndpoint({ ...e, enabled: false, disabledReason: "operator" })
-    const recorded = yield* Deferred.make<void>()
-    const release = yield* Deferred.make<void>()
-    const outcome = yield* Effect.fork(
-      transactor.withTransaction(
-        Effect.zipRight(
-          store.complete({ owner: "a", attempt: attempt(c1!, T, 200, true), outcome: { _tag: "Delivered" } }),
-          Effect.zipRight(Deferred.succeed(recorded, undefined), Deferred.await(release))
-        )
-      )
+    const [, enabled] = yield* beside(
+      store.complete({ owner: "a", attempt: attempt(c1!, T, 200, true), outcome: { _tag: "Delivered" } }),
+      store.updateEndpoint(e)
     )
-    yield* Deferred.await(recorded)
-    const enable = yield* Effect.fork(store.updateEndpoint(e))
-    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    yield* Deferred.succeed(release, undefined)
-    yield* Fiber.join(outcome)
-    expect(yield* Fiber.join(enable)).toBe(true)
+    expect(enabled).toBe(true)
     expect(mine(yield* claimAll("b", T + 1), e).map((c) => c.event.id)).toEqual([second.id])
   }),
 
   "an endpoint saved as enabled while the dispatcher disables it keeps its backlog claimable": Effect.gen(function* () {
     // An operator saves the endpoint (a new URL, enabled) while a dispatcher's health note is
     // disabling it for 5 days of failures: the save wins, and so must the backlog.
-    const { outbox, store, transactor } = yield* services
+    const { outbox, store } = yield* services
     const e = endpoint({ eventTypes: ["shipment.booked"] })
     yield* store.insertEndpoint(e)
     const queued = yield* outbox.append(Fixtures.event({ customerNo: e.customerNo }))
-    const disabled = yield* Deferred.make<void>()
-    const release = yield* Deferred.make<void>()
-    const health = yield* Effect.fork(
-      transactor.withTransaction(
-        Effect.zipLeft(
-          store.noteHealth({ endpointId: e.id, ok: false, now: T, disableAfterMs: 0 }),
-          Effect.zipRight(Deferred.succeed(disabled, undefined), Deferred.await(release))
-        )
-      )
+    const [disabled, saved] = yield* beside(
+      store.noteHealth({ endpointId: e.id, ok: false, now: T, disableAfterMs: 0 }),
+      store.updateEndpoint({ ...e, url: "https://hooks.example.com/fixed" })
     )
-    yield* Deferred.await(disabled)
-    const save = yield* Effect.fork(store.updateEndpoint({ ...e, url: "https://hooks.example.com/fixed" }))
-    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    yield* Deferred.succeed(release, undefined)
-    expect(yield* Fiber.join(health)).toBe(true)
-    expect(yield* Fiber.join(save)).toBe(true)
+    expect([disabled, saved]).toEqual([true, true])
     expect(Option.map(yield* store.findEndpoint(e.id), (x) => x.enabled)).toEqual(Option.some(true))
     expect(mine(yield* claimAll("a", T + 1), e).map((c) => c.event.id)).toEqual([queued.id])
   }),
