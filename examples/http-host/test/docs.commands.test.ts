@@ -57,9 +57,9 @@ const SKIPS: Record<string, number> = {
   "provisioning.md": 2, // the link's POST (the code verified already), the resend (60 s cooldown)
   "operations.md": 2, // PostgreSQL: needs a server and a database of its own (postgres.e2e.test.ts runs the same commands)
   "observability.md": 0,
-  // PostgreSQL (the first account, the dump, the restore): a server and a database of their own;
-  // systemctl: root and systemd
-  "deploying.md": 4
+  // PostgreSQL (the first account, the dump, the restore, an index built before an upgrade): a
+  // server and a database of their own; systemctl: root and systemd
+  "deploying.md": 5
 }
 
 interface Fenced {
