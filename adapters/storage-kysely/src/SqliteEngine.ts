@@ -103,18 +103,19 @@ export const inlineLimits = (
   sql: string,
   parameters: ReadonlyArray<unknown>
 ): { readonly sql: string; readonly parameters: ReadonlyArray<unknown> } => {
-  const tail = TRAILING_LIMIT.exec(sql)
-  if (tail === null) return { sql, parameters }
-  const count = tail[1] === undefined ? 1 : 2
-  if (parameters.length < count) return { sql, parameters }
+  // Every statement passes here: two suffix checks, not a regular expression over its text.
+  const count = sql.endsWith(LIMIT_OFFSET) ? 2 : sql.endsWith(LIMIT) ? 1 : 0
+  if (count === 0 || parameters.length < count) return { sql, parameters }
   const values = parameters.slice(parameters.length - count)
   if (!values.every((v) => (typeof v === "number" && Number.isSafeInteger(v)) || typeof v === "bigint"))
     return { sql, parameters }
   const limit = `limit ${String(values[0])}${count === 2 ? ` offset ${String(values[1])}` : ""}`
-  return { sql: sql.slice(0, tail.index) + limit, parameters: parameters.slice(0, parameters.length - count) }
+  const head = sql.length - (count === 2 ? LIMIT_OFFSET : LIMIT).length
+  return { sql: sql.slice(0, head) + limit, parameters: parameters.slice(0, parameters.length - count) }
 }
 
-const TRAILING_LIMIT = /limit \?( offset \?)?$/
+const LIMIT = "limit ?"
+const LIMIT_OFFSET = "limit ? offset ?"
 
 const SAVEPOINT = "savepoint waybill_unit"
 const RELEASE = "release waybill_unit"

@@ -533,7 +533,8 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
               .$if(dialect === "postgres", (q) => q.forUpdate())
           )
           if (before === undefined) return false
-          const enabling = e.enabled && num(before.enabled) === 0
+          const wasEnabled = num(before.enabled) !== 0
+          const enabling = e.enabled && !wasEnabled
           const result = yield* write("webhooks.endpoint-update", (c) =>
             c.updateTable("waybill_webhook_endpoints").set(endpointRow(e)).where("id", "=", e.id)
           )
@@ -541,7 +542,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           yield* writeSubscriptions(e)
           // Disabled: its backlog leaves the claim's index; enabled again: it comes back, in order.
           if (enabling) yield* settle({ endpointId: e.id })
-          else if (!e.enabled) yield* unclaimable(e.id)
+          else if (!e.enabled && wasEnabled) yield* unclaimable(e.id)
           return true
         })
       ),

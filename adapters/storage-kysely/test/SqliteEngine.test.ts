@@ -38,6 +38,16 @@ const syncDatabase = Effect.gen(function* () {
   return db
 })
 
+/** An in-memory engine that records every statement as it reaches the driver, closed with the scope. */
+const recordingEngine = Effect.gen(function* () {
+  const seen: Array<{ readonly sql: string; readonly parameters: ReadonlyArray<unknown> }> = []
+  const db = sqliteEngine(new Database(":memory:"), {
+    onStatement: (sql, parameters) => seen.push({ sql, parameters })
+  })
+  yield* Effect.addFinalizer(() => Effect.promise(() => db.close()))
+  return { db, seen }
+})
+
 /** Lets the event loop turn, so fibers started meanwhile run (a transaction that awaits I/O). */
 const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 
@@ -194,10 +204,7 @@ describeSqliteOnly("a statement's LIMIT on the SQLite engine", WHY, () => {
 
   it.scoped("answers as the bound statement would, for any limit and offset (property)", () =>
     Effect.gen(function* () {
-      const sent: Array<{ readonly sql: string; readonly parameters: ReadonlyArray<unknown> }> = []
-      const handle = new Database(":memory:")
-      const db = sqliteEngine(handle, { onStatement: (sql, parameters) => sent.push({ sql, parameters }) })
-      yield* Effect.addFinalizer(() => Effect.promise(() => db.close()))
+      const { db, seen: sent } = yield* recordingEngine
       const run = (text: string, parameters: ReadonlyArray<unknown> = []) =>
         Effect.map(
           db.run(text, parameters, (cause) => cause),
@@ -236,10 +243,7 @@ describeSqliteOnly("a statement's LIMIT on the SQLite engine", WHY, () => {
 
   it.scoped("reaches the driver with the value in the text (what `onStatement` sees)", () =>
     Effect.gen(function* () {
-      const seen: Array<{ readonly sql: string; readonly parameters: ReadonlyArray<unknown> }> = []
-      const handle = new Database(":memory:")
-      const db = sqliteEngine(handle, { onStatement: (sql, parameters) => seen.push({ sql, parameters }) })
-      yield* Effect.addFinalizer(() => Effect.promise(() => db.close()))
+      const { db, seen } = yield* recordingEngine
       yield* db.run("create table t (a integer)", [], (cause) => cause)
       yield* db.run("select a from t where a > ? limit ?", [0, 7], (cause) => cause)
       expect(seen.at(-1)).toEqual({ sql: "select a from t where a > ? limit 7", parameters: [0] })
