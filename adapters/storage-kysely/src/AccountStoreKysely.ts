@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { sql } from "kysely"
-import type { Connection } from "./internal/connection.js"
+import { type Connection, mapResult } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
 import { type AccountStoreShape } from "./internal/core.js"
 
@@ -110,8 +110,8 @@ export const makeAccountStore = (conn: Connection): AccountStoreShape => {
     findKeyWithAccount: (hash) =>
       hash === ""
         ? Effect.succeed(Option.none())
-        : execute("api_keys.select-with-account", keyWithAccountSql({ hash })).pipe(
-            Effect.map((result) => Option.map(Option.fromNullable(result.rows[0]), toKeyWithAccount))
+        : mapResult(execute("api_keys.select-with-account", keyWithAccountSql({ hash })), (result) =>
+            Option.map(Option.fromNullable(result.rows[0]), toKeyWithAccount)
           ),
 
     findSlotWithAccount: (customerNo, mode) =>

@@ -36,8 +36,9 @@ export interface Result<R = any> {
 }
 
 /**
- * Runs one compiled statement; a driver error becomes `onError(cause)`. On SQLite the effect
- * completes in the step that runs it (no promise, no suspension) unless it has to wait its turn.
+ * Runs one compiled statement; a driver error becomes `onError(cause)`. On SQLite the statement
+ * runs when `Run` is called and the answer is an `Exit` (no promise, no suspension, and callers
+ * can map it without a runtime step), unless it has to wait its turn.
  * A write outside a transaction is committed before the effect completes; when that commit
  * fails, the error is a `StorageError("transaction.commit")`.
  */

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Connection } from "./internal/connection.js"
+import { type Connection, mapResult } from "./internal/connection.js"
 import { type IpBlocklistShape, Page } from "./internal/core.js"
 import { keyset } from "./internal/paging.js"
 
@@ -27,8 +27,8 @@ export const makeIpBlocklist = (conn: Connection): IpBlocklistShape => {
   const ipBlocks: IpBlocklistShape = {
     // Runs before every keyed request: a prepared statement (synchronous on SQLite).
     find: (ipKey) =>
-      execute("ip_blocks.find", findSql({ ipKey })).pipe(
-        Effect.map((r) => Option.map(Option.fromNullable(r.rows[0]), ipBlock))
+      mapResult(execute("ip_blocks.find", findSql({ ipKey })), (r) =>
+        Option.map(Option.fromNullable(r.rows[0]), ipBlock)
       ),
     put: (b) =>
       write("ip_blocks.put", (c) =>

@@ -235,8 +235,10 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
     savepoint: boolean,
     body: (run: Run) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E | StorageError, R> =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(restore(lock.acquire), (): Effect.Effect<A, E | StorageError, R> => {
+    Effect.uninterruptibleMask((restore) => {
+      // The lock is free unless another unit's body is waiting on something: taken at once then,
+      // without the steps of an effect that could wait.
+      const locked = (): Effect.Effect<A, E | StorageError, R> => {
         try {
           if (!open) {
             exec("begin immediate")
@@ -272,7 +274,7 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
             return Effect.fail(onError(cause))
           }
         }
-        return Effect.flatMap(Effect.exit(restore(body(run))), (exit): Effect.Effect<A, E | StorageError, R> => {
+        const ended = (exit: Exit.Exit<A, E | StorageError>): Effect.Effect<A, E | StorageError, R> => {
           active = false
           let endFailure: { readonly cause: unknown } | undefined
           if (savepoint && handle.inTransaction) {
@@ -314,9 +316,14 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
             else resume = callback
           })
           return Effect.zipRight(committed, exit)
+        }
+        return Effect.matchCauseEffect(restore(body(run)), {
+          onFailure: (cause) => ended(Exit.failCause(cause)),
+          onSuccess: (a) => ended(Exit.succeed(a))
         })
-      })
-    )
+      }
+      return lock.tryAcquire() ? locked() : Effect.flatMap(restore(lock.acquire), locked)
+    })
 
   const direct = <E>(
     statement: Prepared,

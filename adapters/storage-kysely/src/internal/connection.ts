@@ -9,6 +9,7 @@
  * database is underneath.
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import type { Compilable, CompiledQuery, Kysely } from "kysely"
 import type { Result, Run, StorageEngine } from "../Engine.js"
@@ -139,11 +140,15 @@ export const makeConnection = (engine: StorageEngine): Connection => {
     return statementOf(compiled)
   }
 
+  // One runtime step to find the fiber's transaction and run the statement in it, rather than a
+  // FiberRef read and a continuation: every store call pays this.
   const run = <R, E>(
     statement: Statement<R>,
     onError: (cause: unknown) => E
   ): Effect.Effect<Result<R>, E | StorageError> =>
-    Effect.flatMap(FiberRef.get(current), (open) => (open ?? engine.run)(statement.sql, statement.parameters, onError))
+    Effect.withFiberRuntime((fiber) =>
+      (fiber.getFiberRef(current) ?? engine.run)(statement.sql, statement.parameters, onError)
+    )
   /** Compiles `build` with Kysely and runs it; a query Kysely cannot compile fails like the statement would. */
   const runBuilt = <O, E>(
     build: (c: Db) => Compilable<O>,
@@ -163,8 +168,8 @@ export const makeConnection = (engine: StorageEngine): Connection => {
   const transaction =
     (snapshot: boolean) =>
     <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
-      Effect.flatMap(FiberRef.get(current), (open) =>
-        open !== undefined
+      Effect.withFiberRuntime((fiber) =>
+        fiber.getFiberRef(current) !== undefined
           ? self // nested: join the outer transaction; the outermost call commits or rolls back
           : engine.transaction(snapshot, (r) => Effect.locally(self, current, r))
       )
@@ -176,14 +181,22 @@ export const makeConnection = (engine: StorageEngine): Connection => {
     compileInsert,
     execute: (operation, statement) => run(statement, storageError(operation)),
     executeUnique: (operation, what, statement) => run(statement, uniqueError(operation, what)),
-    rows: (operation, build) => Effect.map(runBuilt(build, storageError(operation)), (r) => r.rows),
-    first: (operation, build) => Effect.map(runBuilt(build, storageError(operation)), (r) => r.rows[0]),
-    write: (operation, build) => Effect.map(runBuilt(build, storageError(operation)), affected),
-    writeUnique: (operation, what, build) => Effect.map(runBuilt(build, uniqueError(operation, what)), affected),
+    rows: (operation, build) => mapResult(runBuilt(build, storageError(operation)), (r) => r.rows),
+    first: (operation, build) => mapResult(runBuilt(build, storageError(operation)), (r) => r.rows[0]),
+    write: (operation, build) => mapResult(runBuilt(build, storageError(operation)), affected),
+    writeUnique: (operation, what, build) => mapResult(runBuilt(build, uniqueError(operation, what)), affected),
     withTransaction: transaction(false),
     withSnapshot: transaction(true)
   }
 }
+
+/**
+ * `Effect.map` for a statement's result. An engine that ran the statement at once (SQLite, not
+ * waiting its turn) answers an `Exit`, which is mapped here and now; `Effect.map` would spend
+ * two runtime steps on it.
+ */
+export const mapResult = <A, B, E>(self: Effect.Effect<A, E>, f: (a: A) => B): Effect.Effect<B, E> =>
+  Exit.isExit(self) ? Exit.map(self as Exit.Exit<A, E>, f) : Effect.map(self, f)
 
 const storageError = (operation: string) => (cause: unknown) => new StorageError({ operation, cause })
 const uniqueError =

@@ -17,6 +17,8 @@ export interface Lock {
   readonly locked: boolean
   /** Takes the lock, waiting for it when it is held. */
   readonly acquire: Effect.Effect<void>
+  /** Takes the lock if it is free, at once; `false` when it is held. */
+  readonly tryAcquire: () => boolean
   /** Frees the lock, runs `onFree`, and wakes the first waiter. */
   readonly release: () => void
 }
@@ -67,6 +69,7 @@ export const makeLock = (onFree: () => void = () => {}): Lock => {
       return locked
     },
     acquire,
+    tryAcquire: tryTake,
     release: () => {
       locked = false
       onFree()
