@@ -17,7 +17,7 @@ import * as ClientIp from "./ClientIp.js"
 import * as Sessions from "./Sessions.js"
 import { NotAllowed, RecentAuthRequired, type Viewer } from "./User.js"
 import { UserStore } from "./UserStore.js"
-import { digits, Entropy, uniformInt, DuplicateKey, Transactor } from "../shared/index.js"
+import { decimalNumber, Entropy, DuplicateKey, Transactor } from "../shared/index.js"
 import type { KeyRing } from "../shared/index.js"
 
 /** The customer number asked for does not exist. */
@@ -33,7 +33,7 @@ export interface CreatedAccount {
 }
 
 /** 7 digits, never starting with 0 (clients that store it as a number keep it intact). */
-const customerNumber = Effect.zipWith(uniformInt(9), digits(6), (first, rest) => `${first + 1}${rest}`)
+const customerNumber = decimalNumber(7)
 
 const retryDuplicates = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   self.pipe(Effect.retry({ times: 8, while: (e) => e instanceof DuplicateKey }))

@@ -38,7 +38,7 @@ import {
   WaybillConfig,
   digits,
   Entropy,
-  uniformInt,
+  decimalNumber,
   DuplicateKey,
   type StorageError,
   toHex,
@@ -540,7 +540,7 @@ const withKey = <E = never, R = never>(
   )
 
 /** 7 digits, never starting with 0, like operator-made accounts. */
-const customerNumber = Effect.zipWith(uniformInt(9), digits(6), (first, rest) => `${first + 1}${rest}`)
+const customerNumber = decimalNumber(7)
 
 /** What `start` answers. */
 export interface Started {

@@ -25,7 +25,7 @@ export {
   type WaybillConfigShape,
   provisioningDefaults
 } from "./Config.js"
-export { Entropy, digits, uniformInt } from "./Entropy.js"
+export { Entropy, decimalNumber, digits, uniformInt } from "./Entropy.js"
 export {
   BadRequest,
   DuplicateKey,
