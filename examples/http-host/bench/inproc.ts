@@ -5,10 +5,12 @@
  *
  *   pnpm build && cd examples/http-host && node --import tsx bench/inproc.ts \
  *     [--n 4000] [--sql] [--concurrency 32]
- *     [--profile out.cpuprofile] [--allocations] [--fetch] [--quiet-logs]
+ *     [--profile out.cpuprofile] [--allocations] [--steps] [--fetch] [--quiet-logs]
  *
  * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);
  * `--allocations` prints the bytes a booking allocates, by package (`bench/allocations.ts`);
+ * `--steps` prints the Effect runtime steps a booking takes, by kind (`bench/steps.ts`; the
+ * counting slows the run, so its times are not the booking's);
  * `--fetch` calls `handler(Request)` (what Hono, Bun or Deno use) instead of `handleRaw` with a
  * plain request and body bytes (what `@waybill/http-node` does, and what `pnpm bench` measures).
  *
@@ -32,6 +34,7 @@ import { startProfiler } from "./cpuprofile.js"
 import { printAllocations, startAllocationSampling } from "./allocations.js"
 import { measureLoop } from "./inprocLoop.js"
 import { BOOKING_BODY } from "./scenarios.js"
+import { printSteps, stepCounter } from "./steps.js"
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)
@@ -91,7 +94,8 @@ const config = {
 const layer = waybillLayer(db, { dbFile, config })
 const created = await Effect.runPromise(Accounts.createAccount({ name: "Bench" }).pipe(Effect.provide(layer)))
 // BENCH_ACTIVITY=off: no account activity recording (what recording costs, compared).
-const handler = createHandler(Layer.merge(layer, loggingLayer(benchLog())), {
+const steps = process.argv.includes("--steps") ? stepCounter(true) : undefined
+const handler = createHandler(Layer.mergeAll(layer, loggingLayer(benchLog()), steps?.layer ?? Layer.empty), {
   allowInsecureHttp: true,
   ...(process.env["BENCH_ACTIVITY"] === "off" ? { activity: false as const } : {})
 })
@@ -141,7 +145,9 @@ sqlTimes.clear()
 const profileFile = arg("profile")
 const profiler = profileFile === undefined ? undefined : await startProfiler()
 const sampling = process.argv.includes("--allocations") ? await startAllocationSampling() : undefined
+const stepsBefore = steps === undefined ? undefined : { steps: steps.steps(), kinds: steps.kinds() }
 await run(N)
+if (steps !== undefined && stepsBefore !== undefined) printSteps(steps, stepsBefore, N, "booking")
 if (profiler !== undefined && profileFile !== undefined) console.log(`CPU profile: ${await profiler.stop(profileFile)}`)
 if (sampling !== undefined) printAllocations(await sampling.stop(), N, "booking")
 if (SQL) {

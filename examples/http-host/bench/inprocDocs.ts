@@ -6,11 +6,13 @@
  *
  *   pnpm build && cd examples/http-host && node --import tsx bench/inprocDocs.ts \
  *     [--n 1000] [--concurrency 32] [--profile lookup|download] [--out file.cpuprofile] [--rotated] [--keep] [--bound]
+ *     [--steps]
  *
  * `--bound` also times, on the same database, what any implementation of Waybill's lookup design
  * must do by hand (`bench/lookupBound.ts`: its two queries and a hundred sealed tickets).
  * `--rotated` uploads JPEGs saved with a rotation of 90 degrees instead of PDFs, so downloads go
- * through the image rendition. This is a tool for finding where the time goes; `pnpm bench`
+ * through the image rendition. `--steps` prints the Effect runtime steps per request, by kind
+ * (`bench/steps.ts`; the counting slows the run, so its times are not the request's). This is a tool for finding where the time goes; `pnpm bench`
  * remains the measurement.
  */
 import { mkdtempSync, rmSync } from "node:fs"
@@ -30,6 +32,7 @@ import { measureLoop } from "./inprocLoop.js"
 import { BENCH_OPERATOR_TOKEN, BENCH_PDF, LOOKUP_ORDERS } from "./documentScenarios.js"
 import { readProcMemory } from "./proc.js"
 import { measureLookupBound } from "./lookupBound.js"
+import { printSteps, stepCounter } from "./steps.js"
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)
@@ -60,7 +63,8 @@ const config = {
 }
 const layer = waybillLayer(database.engine, { dbFile, config })
 const created = await Effect.runPromise(Accounts.createAccount({ name: "Bench" }).pipe(Effect.provide(layer)))
-const handler = createHandler(Layer.merge(layer, loggingLayer(benchLog())), {
+const steps = process.argv.includes("--steps") ? stepCounter(true) : undefined
+const handler = createHandler(Layer.mergeAll(layer, loggingLayer(benchLog()), steps?.layer ?? Layer.empty), {
   allowInsecureHttp: true,
   operatorToken: Redacted.make(BENCH_OPERATOR_TOKEN)
 })
@@ -157,10 +161,12 @@ const downloadOnce = async () => {
 
 const run = async (name: string, once: () => Promise<void>, n: number, profile: boolean) => {
   const profiler = profile ? await startProfiler() : undefined
+  const before = steps === undefined ? undefined : { steps: steps.steps(), kinds: steps.kinds() }
   const { cpuUs, wallUs } = await measureLoop(n, CONCURRENCY, once)
   console.log(
     `${name}: ${n} requests, concurrency ${CONCURRENCY}: ${wallUs.toFixed(0)} us wall, ${cpuUs.toFixed(0)} us CPU per request`
   )
+  if (steps !== undefined && before !== undefined && !name.endsWith("warm-up")) printSteps(steps, before, n, name)
   if (profiler !== undefined) console.log(`CPU profile: ${await profiler.stop(arg("out") ?? `${name}.cpuprofile`)}`)
 }
 

@@ -16,7 +16,8 @@
  *
  * `BENCH_WEBHOOK_EVENTS`, `BENCH_WEBHOOK_SHIPMENTS`, `BENCH_WEBHOOK_CONCURRENCY` change the sizes;
  * `BENCH_WEBHOOK_PROFILE=<file>` writes a CPU profile of the drain, `BENCH_WEBHOOK_ALLOCATIONS=1`
- * prints what a delivery allocates, by package.
+ * prints what a delivery allocates, by package, `BENCH_WEBHOOK_STEPS=1` the Effect runtime steps a
+ * delivery takes, by kind (`bench/steps.ts`; the counting slows the drain).
  * Receiver and sender share the process (and its CPU), alike for both targets.
  *
  * The run checks what it measured: every event arrives exactly once, with a signature the
@@ -41,6 +42,7 @@ import { certificate, type Received, receiver } from "@waybill/testkit/webhook-r
 import { openDatabase, waybillLayer } from "../src/host.js"
 import { printAllocations, startAllocationSampling } from "./allocations.js"
 import { startProfiler } from "./cpuprofile.js"
+import { printSteps, stepCounter } from "./steps.js"
 import type { WebhookDrainMeasurement, WebhookTarget } from "./report.js"
 import { keyRingLayer, loadMasterSecret } from "../src/secrets.js"
 import { allowList, transportLayer } from "../src/webhooks.js"
@@ -52,6 +54,8 @@ const EVENTS = Number(process.env["BENCH_WEBHOOK_EVENTS"] ?? 10_000)
 const SHIPMENTS = Number(process.env["BENCH_WEBHOOK_SHIPMENTS"] ?? 1_000)
 const CONCURRENCY = Number(process.env["BENCH_WEBHOOK_CONCURRENCY"] ?? 16)
 const DRAIN_TIMEOUT_MS = 10 * 60_000
+/** `BENCH_WEBHOOK_STEPS=1`: the dispatcher's runtime counts its steps. */
+const steps = process.env["BENCH_WEBHOOK_STEPS"] === "1" ? stepCounter(true) : undefined
 
 const mib = (n: number) => n / 1024 / 1024
 
@@ -176,6 +180,8 @@ const measure = async (
   const cpu = process.cpuUsage(cpuBefore)
   if (profiler !== undefined && profileFile !== undefined) console.log(`profile: ${await profiler.stop(profileFile)}`)
   if (sampling !== undefined) printAllocations(await sampling.stop(), EVENTS, "delivery")
+  // Only the dispatcher's runtime counts steps (its layer carries the counter).
+  if (steps !== undefined && target === "waybill") printSteps(steps, { steps: 0, kinds: new Map() }, EVENTS, "delivery")
   t.take()
   problems.push(...t.problems())
   const received = t.count()
@@ -234,7 +240,8 @@ const runWaybill = async (pems: { readonly private: string; readonly cert: strin
       StorageKysely.layer(database.engine),
       Entropy.webCrypto,
       keyRingLayer(loadMasterSecret(`${dbFile}.secret`)),
-      transportLayer({ allowPrivate: ["127.0.0.1"], ca: [pems.cert] })
+      transportLayer({ allowPrivate: ["127.0.0.1"], ca: [pems.cert] }),
+      steps?.layer ?? Layer.empty
     )
     const pending = () =>
       database.db
