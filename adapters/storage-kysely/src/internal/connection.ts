@@ -168,11 +168,21 @@ export const makeConnection = (engine: StorageEngine): Connection => {
   const transaction =
     (snapshot: boolean) =>
     <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
-      Effect.withFiberRuntime((fiber) =>
-        fiber.getFiberRef(current) !== undefined
-          ? self // nested: join the outer transaction; the outermost call commits or rolls back
-          : engine.transaction(snapshot, (r) => Effect.locally(self, current, r))
-      )
+      Effect.withFiberRuntime((fiber) => {
+        // Nested: join the outer transaction; the outermost call commits or rolls back.
+        if (fiber.getFiberRef(current) !== undefined) return self
+        // The engine calls `body` in this fiber as the transaction starts, and runs nothing of
+        // the fiber's between the body's end and its own, so marking the fiber there and
+        // clearing the mark when the transaction ends scopes it exactly (`Effect.locally` would
+        // spend a dozen runtime steps on every transaction for the same thing).
+        return Effect.ensuring(
+          engine.transaction(snapshot, (r) => {
+            fiber.setFiberRef(current, r)
+            return self
+          }),
+          Effect.sync(() => fiber.setFiberRef(current, undefined))
+        )
+      })
 
   return {
     db,
