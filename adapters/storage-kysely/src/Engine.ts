@@ -82,7 +82,9 @@ export interface StorageEngine {
    * Runs `body` in a transaction, its statements through the `Run` it is given. Commits when
    * `body` succeeds, rolls back on failure, defect or interruption. `snapshot` asks for one
    * snapshot for every read (PostgreSQL: `repeatable read`; a SQLite transaction always reads
-   * one). Nesting is the caller's business: this always opens a new one.
+   * one). Nesting is the caller's business: this always opens a new one. Once `body`'s effect
+   * has ended, the engine runs no code of the caller's before it answers (the connection relies
+   * on this to scope the fiber's transaction mark).
    */
   readonly transaction: <A, E, R>(
     snapshot: boolean,

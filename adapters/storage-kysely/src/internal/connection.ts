@@ -165,22 +165,20 @@ export const makeConnection = (engine: StorageEngine): Connection => {
     })
   const affected = (result: Result): number => Number(result.numAffectedRows ?? 0n)
 
+  const clear = FiberRef.set(current, undefined)
   const transaction =
     (snapshot: boolean) =>
     <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
       Effect.withFiberRuntime((fiber) => {
         // Nested: join the outer transaction; the outermost call commits or rolls back.
         if (fiber.getFiberRef(current) !== undefined) return self
-        // The engine calls `body` in this fiber as the transaction starts, and runs nothing of
-        // the fiber's between the body's end and its own, so marking the fiber there and
-        // clearing the mark when the transaction ends scopes it exactly (`Effect.locally` would
-        // spend a dozen runtime steps on every transaction for the same thing).
+        // The body marks the fiber as it starts and the mark is cleared when the transaction
+        // ends; the engine runs none of the fiber's code between the body's end and its own, so
+        // this scopes the mark exactly (`Effect.locally` would spend a dozen runtime steps on
+        // every transaction for the same thing).
         return Effect.ensuring(
-          engine.transaction(snapshot, (r) => {
-            fiber.setFiberRef(current, r)
-            return self
-          }),
-          Effect.sync(() => fiber.setFiberRef(current, undefined))
+          engine.transaction(snapshot, (r) => Effect.zipRight(FiberRef.set(current, r), self)),
+          clear
         )
       })
 
