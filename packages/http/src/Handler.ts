@@ -11,7 +11,9 @@
  * hands it over as it is to server bridges that write their own responses.
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
@@ -220,29 +222,32 @@ const MAX_LOGGED_PATH = 512
  * key was known (a disabled key's 401, the allowlist's 403, a limit's 429). A call without a
  * known account (no key, an unknown or malformed one, a blocked address refused before any key
  * is read) has nobody's log to go to. A synchronous push: the write happens later, in a batch.
+ * It reads the request fiber's locals and services itself, inside a step of that fiber.
  */
-const recordActivity = (ctx: RouteContext, status: number, requestId: string, elapsedMs: number): Effect.Effect<void> =>
-  Effect.flatMap(FiberRef.get(Credentials.identified), (who) =>
-    Option.isNone(who)
-      ? Effect.void
-      : Effect.flatMap(Effect.serviceOption(ActivityRecording.ActivityRecorder), (recorder) =>
-          Option.isNone(recorder)
-            ? Effect.void
-            : Effect.map(Clock.currentTimeMillis, (now) =>
-                recorder.value.record({
-                  at: now - Math.round(elapsedMs),
-                  customerNo: who.value.account.customerNo,
-                  method: ctx.request.method,
-                  path: ctx.url.pathname.slice(0, MAX_LOGGED_PATH),
-                  // A portal session's call is the account's but made with no key.
-                  keyMode: who.value.session === undefined ? who.value.key.mode : null,
-                  status,
-                  clientIp: Option.isSome(ctx.client) ? ClientIp.format(ctx.client.value) : "",
-                  requestId
-                })
-              )
-        )
-  )
+const recordActivity = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  ctx: RouteContext,
+  status: number,
+  requestId: string,
+  elapsedMs: number
+): void => {
+  const who = fiber.getFiberRef(Credentials.identified)
+  if (Option.isNone(who)) return
+  const recorder = Context.getOption(fiber.currentContext, ActivityRecording.ActivityRecorder)
+  if (Option.isNone(recorder)) return
+  const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+  recorder.value.record({
+    at: now - Math.round(elapsedMs),
+    customerNo: who.value.account.customerNo,
+    method: ctx.request.method,
+    path: ctx.url.pathname.slice(0, MAX_LOGGED_PATH),
+    // A portal session's call is the account's but made with no key.
+    keyMode: who.value.session === undefined ? who.value.key.mode : null,
+    status,
+    clientIp: Option.isSome(ctx.client) ? ClientIp.format(ctx.client.value) : "",
+    requestId
+  })
+}
 
 /**
  * Adds fields to the fiber's log annotations for the rest of its life. The request program owns
@@ -285,26 +290,26 @@ export const handleReply = (
     const client = ClientIp.resolve(info.remoteAddress, request.headers.get("x-forwarded-for"), trusted)
     const note: RequestNote = { customerNo: null }
     const ctx: RouteContext = { request, url, info, options, client, params: found.params ?? NO_PARAMS, note }
-    const program = Effect.flatMap(Effect.catchAllDefect(route(found, ctx), internalError), (reply) => {
-      const seconds = (performance.now() - started) / 1000
-      const recorded = recordActivity(ctx, reply.status, requestId, seconds * 1000)
-      const metrics = Metrics.requestMetrics(found.label, reply.status)
-      metrics.count.unsafeUpdate(1, NO_LABELS)
-      metrics.seconds.unsafeUpdate(seconds, NO_LABELS)
-      const line = {
-        method: request.method,
-        route: found.label,
-        status: reply.status,
-        duration_ms: Math.round(seconds * 1e4) / 10,
-        customer_no: note.customerNo,
-        client: Option.isSome(client) ? ClientIp.format(client.value) : null
-      }
-      const log = found.route?.quiet === true ? Effect.logDebug("request") : Effect.logInfo("request")
-      return Effect.as(
-        Effect.zipRight(recorded, Effect.zipRight(annotate(line), log)),
-        withHeaders(reply, { "x-request-id": requestId })
-      )
-    })
+    // What follows the route's answer reads the fiber's locals in one runtime step.
+    const program = Effect.flatMap(Effect.catchAllDefect(route(found, ctx), internalError), (reply) =>
+      Effect.withFiberRuntime<Reply>((fiber) => {
+        const seconds = (performance.now() - started) / 1000
+        recordActivity(fiber, ctx, reply.status, requestId, seconds * 1000)
+        const metrics = Metrics.requestMetrics(found.label, reply.status)
+        metrics.count.unsafeUpdate(1, NO_LABELS)
+        metrics.seconds.unsafeUpdate(seconds, NO_LABELS)
+        const line = {
+          method: request.method,
+          route: found.label,
+          status: reply.status,
+          duration_ms: Math.round(seconds * 1e4) / 10,
+          customer_no: note.customerNo,
+          client: Option.isSome(client) ? ClientIp.format(client.value) : null
+        }
+        const log = found.route?.quiet === true ? Effect.logDebug("request") : Effect.logInfo("request")
+        return Effect.zipRight(annotate(line), Effect.as(log, withHeaders(reply, { "x-request-id": requestId })))
+      })
+    )
     const annotated = Effect.zipRight(annotate({ request_id: requestId }), program)
     if (options.tracing !== true) return Effect.zipRight(tracingOff, annotated)
     const parent = parseTraceparent(request.headers.get("traceparent"))

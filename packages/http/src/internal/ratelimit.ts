@@ -12,7 +12,6 @@
  * a limit carries the fields, whatever the route answered, and routes need not know about them.
  */
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { Admission } from "@waybill/core"
 import { type Reply, withHeaders } from "../Raw.js"
@@ -31,7 +30,8 @@ export const rateLimitHeaders = (u: Admission.Usage): Record<string, string> => 
  */
 export const withRateLimitHeaders = <E, R>(route: Effect.Effect<Reply, E, R>): Effect.Effect<Reply, E, R> =>
   Effect.flatMap(route, (reply) =>
-    Effect.map(FiberRef.get(Admission.currentUsage), (usage) =>
-      Option.isSome(usage) ? withHeaders(reply, rateLimitHeaders(usage.value)) : reply
-    )
+    Effect.withFiberRuntime((fiber) => {
+      const usage = fiber.getFiberRef(Admission.currentUsage)
+      return Effect.succeed(Option.isSome(usage) ? withHeaders(reply, rateLimitHeaders(usage.value)) : reply)
+    })
   )
