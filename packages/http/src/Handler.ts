@@ -229,7 +229,8 @@ const recordActivity = (
   ctx: RouteContext,
   status: number,
   requestId: string,
-  elapsedMs: number
+  elapsedMs: number,
+  clientText: string | null
 ): void => {
   const who = fiber.getFiberRef(Credentials.identified)
   if (Option.isNone(who)) return
@@ -244,7 +245,7 @@ const recordActivity = (
     // A portal session's call is the account's but made with no key.
     keyMode: who.value.session === undefined ? who.value.key.mode : null,
     status,
-    clientIp: Option.isSome(ctx.client) ? ClientIp.format(ctx.client.value) : "",
+    clientIp: clientText ?? "",
     requestId
   })
 }
@@ -294,7 +295,9 @@ export const handleReply = (
     const program = Effect.flatMap(Effect.catchAllDefect(route(found, ctx), internalError), (reply) =>
       Effect.withFiberRuntime<Reply>((fiber) => {
         const seconds = (performance.now() - started) / 1000
-        recordActivity(fiber, ctx, reply.status, requestId, seconds * 1000)
+        // The client's canonical text, for the activity log and the access line alike.
+        const clientText = Option.isSome(client) ? ClientIp.format(client.value) : null
+        recordActivity(fiber, ctx, reply.status, requestId, seconds * 1000, clientText)
         const metrics = Metrics.requestMetrics(found.label, reply.status)
         metrics.count.unsafeUpdate(1, NO_LABELS)
         metrics.seconds.unsafeUpdate(seconds, NO_LABELS)
@@ -304,7 +307,7 @@ export const handleReply = (
           status: reply.status,
           duration_ms: Math.round(seconds * 1e4) / 10,
           customer_no: note.customerNo,
-          client: Option.isSome(client) ? ClientIp.format(client.value) : null
+          client: clientText
         }
         const log = found.route?.quiet === true ? Effect.logDebug("request") : Effect.logInfo("request")
         return Effect.zipRight(annotate(line), Effect.as(log, withHeaders(reply, { "x-request-id": requestId })))
