@@ -179,6 +179,10 @@ if (process.argv.includes("--bound")) {
     `lookup bound by hand: orders query ${b.ordersUs.toFixed(0)} us + documents query ${b.documentsUs.toFixed(0)} us + ` +
       `${LOOKUP_ORDERS} AES-GCM tickets ${b.ticketsUs.toFixed(0)} us = ${b.totalUs.toFixed(0)} us per lookup`
   )
+  console.log(
+    `  other designs: the two queries as one joined statement ${b.joinedUs.toFixed(0)} us; ` +
+      `${LOOKUP_ORDERS} tickets as one AES-CTR pass + an HMAC-SHA-256 each ${b.ctrHmacTicketsUs.toFixed(0)} us`
+  )
 }
 await run("download warm-up", downloadOnce, Math.max(100, N / 5), false)
 await run("download", downloadOnce, N, PROFILE === "download")
