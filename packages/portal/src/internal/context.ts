@@ -15,6 +15,11 @@ import type { CookiePolicy } from "./cookies.js"
 import type { Form } from "./form.js"
 import type { PortalRequirements, StorageFailure, Viewer, ViewerResolver } from "./session.js"
 
+/** What the connection tells beyond the request (the peer address). */
+export interface ConnectionInfo {
+  readonly remoteAddress?: string
+}
+
 /** The portal's settings, resolved once from `PortalOptions`. */
 export interface PortalSettings {
   /** Without the final slash: `/portal`. */
