@@ -5,6 +5,9 @@
  * composed by nodemailer) in a folder, and the log says where it went, so a developer opens the
  * verification e-mail in any mail client or reads the code with `cat`, without an SMTP server. Files are created with
  * mode 0600 because they hold one-time codes; the log line holds only the path.
+ *
+ * nodemailer loads with the first message, not with this module: a host that composes the
+ * mailer but never sends (most never do between two sign-ups) does not hold it.
  */
 import { randomBytes } from "node:crypto"
 import { mkdir, writeFile } from "node:fs/promises"
@@ -12,7 +15,6 @@ import { join, resolve } from "node:path"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import nodemailer from "nodemailer"
 import { Mail, Mailer, MailFailed, type MailerShape, type MailMessage } from "@waybill/core"
 
 export interface FileMailerOptions {
@@ -33,7 +35,13 @@ const safeAddress = (address: string): string => {
  * MIME builder (`MailComposer`) its SMTP transport sends with, so a file is exactly what an SMTP
  * server would have received (header encoding, folding, transfer encodings, CRLF line ends).
  */
-const composer = () => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" })
+export const composer = async () => {
+  const { default: nodemailer } = await import("nodemailer")
+  return nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" })
+}
+
+/** What composes the `.eml` bytes: nodemailer's transport, as {@link composer} makes it. */
+export type Composer = Awaited<ReturnType<typeof composer>>
 
 /** The message as `.eml` bytes (multipart/alternative text + HTML). */
 export const toEml = async (
@@ -41,11 +49,11 @@ export const toEml = async (
   from: string,
   now: number,
   id: string,
-  transport: ReturnType<typeof composer> = composer()
+  transport?: Composer
 ): Promise<Buffer> => {
   const rendered = Mail.render(message)
   const domain = from.slice(from.lastIndexOf("@") + 1).replace(/[>\s]/g, "") || "localhost"
-  const info = await transport.sendMail({
+  const info = await (transport ?? (await composer())).sendMail({
     from: safeAddress(from),
     to: safeAddress(rendered.to),
     subject: rendered.subject,
@@ -60,13 +68,26 @@ export const toEml = async (
 /** A `Mailer` writing `<directory>/<time>-<id>.eml` files. */
 export const make = (options: FileMailerOptions): MailerShape => {
   const directory = resolve(options.directory)
-  const transport = composer()
+  // Made by the first message and shared by the next; a failure to load is that message's error.
+  let transport: Promise<Composer> | undefined
+  const loaded = () =>
+    (transport ??= composer().catch((error: unknown) => {
+      transport = undefined
+      throw error
+    }))
   return {
     send: (message) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const id = randomBytes(8).toString("hex")
         const file = join(directory, `${new Date(now).toISOString().replace(/[:.]/g, "-")}-${id}.eml`)
+        const transport = yield* Effect.tryPromise({
+          try: loaded,
+          catch: (cause) =>
+            new MailFailed({
+              message: `mail-file: nodemailer could not be loaded: ${cause instanceof Error ? cause.message : "error"}`
+            })
+        })
         yield* Effect.tryPromise({
           try: async () => {
             await mkdir(directory, { recursive: true, mode: 0o700 })

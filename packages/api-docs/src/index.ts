@@ -13,7 +13,8 @@
  * reads the document's URL from a `data-` attribute, so the Content-Security-Policy can be
  * `script-src 'self'; style-src 'self'` without `unsafe-inline` or `unsafe-eval`.
  */
-import { readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
+import { readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 
@@ -37,7 +38,8 @@ export interface ApiDocs {
 
 interface Asset {
   readonly type: string
-  readonly body: Uint8Array | string
+  /** The bytes, read on the asset's first request and then kept (the renderer's files are about 2 MB). */
+  readonly body: () => Promise<Uint8Array | string>
 }
 
 const escapeHtml = (s: string) =>
@@ -78,8 +80,9 @@ export const contentSecurityPolicy = (specUrl: string): string => {
 }
 
 /**
- * Builds the page. The renderer's files are read once, here; a missing `swagger-ui-dist` is a
- * startup error, not a broken page later.
+ * Builds the page. The renderer's files are found here, so a missing `swagger-ui-dist` is a
+ * startup error, not a broken page later; each is read on its first request and kept, so a
+ * server whose reference page is never opened does not hold them.
  */
 export const apiDocs = (options: ApiDocsOptions = {}): ApiDocs => {
   const basePath = options.basePath ?? "/api/v1/docs/"
@@ -88,7 +91,20 @@ export const apiDocs = (options: ApiDocsOptions = {}): ApiDocs => {
   const specUrl = options.specUrl ?? "/api/v1/openapi.json"
   const title = options.title ?? "Waybill API reference"
   const dir = rendererDir()
-  const file = (name: string) => new Uint8Array(readFileSync(join(dir, name)))
+  const file = (name: string): (() => Promise<Uint8Array>) => {
+    const path = join(dir, name)
+    if (!existsSync(path)) throw new Error(`apiDocs: ${path} is missing (swagger-ui-dist is incomplete)`)
+    let read: Promise<Uint8Array> | undefined
+    return () =>
+      (read ??= readFile(path).then(
+        (bytes) => new Uint8Array(bytes),
+        (error: unknown) => {
+          read = undefined
+          throw error
+        }
+      ))
+  }
+  const text = (body: string) => () => Promise.resolve(body)
   const html =
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>` +
     `<meta name="viewport" content="width=device-width, initial-scale=1">` +
@@ -96,11 +112,11 @@ export const apiDocs = (options: ApiDocsOptions = {}): ApiDocs => {
     `</head><body><div id="swagger-ui" data-spec-url="${escapeHtml(specUrl)}"></div>` +
     `<script src="swagger-ui-bundle.js"></script><script src="init.js"></script></body></html>`
   const assets = new Map<string, Asset>([
-    ["", { type: "text/html; charset=utf-8", body: html }],
+    ["", { type: "text/html; charset=utf-8", body: text(html) }],
     ["swagger-ui.css", { type: "text/css; charset=utf-8", body: file("swagger-ui.css") }],
     ["swagger-ui-bundle.js", { type: "text/javascript; charset=utf-8", body: file("swagger-ui-bundle.js") }],
     ["favicon-32x32.png", { type: "image/png", body: file("favicon-32x32.png") }],
-    ["init.js", { type: "text/javascript; charset=utf-8", body: INIT_JS }]
+    ["init.js", { type: "text/javascript; charset=utf-8", body: text(INIT_JS) }]
   ])
   const csp = contentSecurityPolicy(specUrl)
   const bare = basePath.slice(0, -1)
@@ -122,7 +138,7 @@ export const apiDocs = (options: ApiDocsOptions = {}): ApiDocs => {
     const asset = pathname.startsWith(basePath) ? assets.get(pathname.slice(basePath.length)) : undefined
     if (asset === undefined) return answer(404, "Not found.\n", { "content-type": "text/plain; charset=utf-8" })
     const isPage = asset.type.startsWith("text/html")
-    return answer(200, request.method === "HEAD" ? null : asset.body, {
+    return answer(200, request.method === "HEAD" ? null : await asset.body(), {
       "content-type": asset.type,
       // The page is small and names the assets; the assets change only with the package.
       "cache-control": isPage ? "no-cache" : "public, max-age=86400",
