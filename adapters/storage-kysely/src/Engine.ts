@@ -12,11 +12,15 @@
  * - PostgreSQL ({@link postgresEngine}): a `pg` pool; a transaction holds one pooled client from
  *   `BEGIN` to `COMMIT`.
  *
+ * A unit of work that is a fixed list of statements (a booking: the shipment, its stops, its
+ * event, the event's webhook deliveries) runs as a {@link StorageEngine.batch}: on SQLite every
+ * statement of it runs in one synchronous step, on PostgreSQL in one transaction.
+ *
  * Each engine also carries a Kysely ({@link StorageEngine.kysely}) whose driver is that engine:
  * the stores compile with it, migrations run through it, and a host may send its own queries
  * through it (they never land inside a Waybill transaction).
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -26,7 +30,7 @@ import {
   type QueryResult,
   type TransactionSettings
 } from "kysely"
-import type { StorageError } from "./internal/core.js"
+import { StorageError } from "./internal/core.js"
 import type { WaybillDatabase } from "./Tables.js"
 
 /** What running a statement returns: its rows, and for writes without `RETURNING` how many rows changed. */
@@ -47,6 +51,62 @@ export type Run = <E>(
   parameters: ReadonlyArray<unknown>,
   onError: (cause: unknown) => E
 ) => Effect.Effect<Result, E | StorageError>
+
+/** One statement of a {@link StorageEngine.batch}. */
+export interface BatchStatement {
+  readonly sql: string
+  readonly parameters: ReadonlyArray<unknown>
+  /**
+   * The batch stops at this statement when it changes no row (an insert `on conflict do nothing`
+   * that met a taken key): what the batch wrote is undone and it answers `{ unchanged: index }`.
+   */
+  readonly mustChange?: boolean
+}
+
+/**
+ * What a batch answers: every statement's result in order, or the index of the `mustChange`
+ * statement that changed nothing (then nothing of the batch was kept).
+ */
+export type BatchOutcome =
+  | { readonly results: ReadonlyArray<Result>; readonly unchanged?: undefined }
+  | { readonly unchanged: number; readonly results?: undefined }
+
+/**
+ * Runs a batch's statements through `run` (a transaction's), one after another, under a
+ * savepoint so that a `mustChange` statement that changed nothing undoes only this batch: the
+ * way a batch joins a transaction that is already open. `onError(cause, index)` maps a failing
+ * statement's error.
+ */
+export const runBatch = <E>(
+  run: Run,
+  statements: ReadonlyArray<BatchStatement>,
+  onError: (cause: unknown, index: number) => E
+): Effect.Effect<BatchOutcome, E | StorageError> => {
+  const control = (sql: string) =>
+    run(sql, [], (cause) => new StorageError({ operation: "transaction.savepoint", cause }))
+  const results: Array<Result> = []
+  const step = (i: number): Effect.Effect<BatchOutcome, E | StorageError> => {
+    if (i === statements.length) return Effect.as(control(RELEASE_BATCH), { results })
+    const statement = statements[i]!
+    return Effect.flatMap(
+      run(statement.sql, statement.parameters, (cause) => onError(cause, i)),
+      (result): Effect.Effect<BatchOutcome, E | StorageError> => {
+        if (statement.mustChange === true && (result.numAffectedRows ?? 0n) === 0n) {
+          return Effect.as(Effect.zipRight(control(ROLLBACK_BATCH), control(RELEASE_BATCH)), { unchanged: i })
+        }
+        results.push(result)
+        return step(i + 1)
+      }
+    )
+  }
+  return Effect.flatMap(control(SAVEPOINT_BATCH), () =>
+    Effect.onError(step(0), () => Effect.ignore(Effect.zipRight(control(ROLLBACK_BATCH), control(RELEASE_BATCH))))
+  )
+}
+
+const SAVEPOINT_BATCH = "savepoint waybill_batch"
+const RELEASE_BATCH = "release savepoint waybill_batch"
+const ROLLBACK_BATCH = "rollback to savepoint waybill_batch"
 
 /** A connection reserved for Kysely's own driver (migrations, a host's queries). */
 export interface Reserved {
@@ -90,6 +150,17 @@ export interface StorageEngine {
     snapshot: boolean,
     body: (run: Run) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | StorageError, R>
+  /**
+   * Runs `statements` in order as one transaction (on SQLite: one unit of the group commit, all
+   * of it in one synchronous step, answered once the `COMMIT` holding it returned). A failing
+   * statement undoes the batch and fails with `onError(cause, index)`; see
+   * {@link BatchStatement.mustChange} for the other way a batch stops. A batch inside an open
+   * transaction is the connection's business ({@link runBatch}), not this.
+   */
+  readonly batch: <E>(
+    statements: ReadonlyArray<BatchStatement>,
+    onError: (cause: unknown, index: number) => E
+  ) => Effect.Effect<BatchOutcome, E | StorageError>
   /** An exclusive connection for Kysely's driver; no Waybill transaction is open on it. */
   readonly reserve: () => Promise<Reserved>
   /**

@@ -4,15 +4,35 @@
  * `EventOutbox` over Kysely: domain events with a per-shipment sequence.
  */
 import * as Effect from "effect/Effect"
-import type { Connection } from "./internal/connection.js"
+import type { Connection, Statement } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
-import { type EventOutboxShape } from "./internal/core.js"
+import { type DomainEvent, type EventOutboxShape } from "./internal/core.js"
 import { fanOut } from "./WebhookStoreKysely.js"
+
+/**
+ * The statements that store an event whose sequence is known: its row, then its webhook
+ * deliveries (one per endpoint that selected its type). `EventOutbox.append` and
+ * `ShipmentStore.book` both write events through these.
+ */
+export const eventWrites = (conn: Connection) => {
+  const fanOutSql = conn.prepare((c, event: Parameters<typeof fanOut>[2]) => fanOut(c, conn.dialect, event))
+  return (event: DomainEvent): readonly [Statement, Statement] => [
+    conn.compileInsert("waybill_events", [Rows.eventRow(event)]),
+    fanOutSql({
+      id: event.id,
+      customerNo: event.customerNo,
+      trackNo: event.trackNo,
+      type: event.type,
+      sequence: event.sequence,
+      occurredAt: event.occurredAt
+    })
+  ]
+}
 
 /** `EventOutbox` over Kysely: domain events with a per-shipment sequence. */
 export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
-  const { compileInsert, dialect, execute, first, prepare, rows, withTransaction } = conn
-  const fanOutSql = prepare((c, event: Parameters<typeof fanOut>[2]) => fanOut(c, dialect, event))
+  const { execute, first, rows, withTransaction } = conn
+  const writes = eventWrites(conn)
 
   const outbox: EventOutboxShape = {
     // Two statements in one transaction. Concurrent appends for one shipment are serialized
@@ -41,19 +61,10 @@ export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
             occurredAt: event.occurredAt,
             data: event.data
           }
-          yield* execute("events.insert", compileInsert("waybill_events", [Rows.eventRow(stored)]))
-          // Webhook deliveries commit with the event: one row per endpoint that selected its type.
-          yield* execute(
-            "events.webhook-fan-out",
-            fanOutSql({
-              id: stored.id,
-              customerNo: stored.customerNo,
-              trackNo: stored.trackNo,
-              type: stored.type,
-              sequence: stored.sequence,
-              occurredAt: stored.occurredAt
-            })
-          )
+          // Webhook deliveries commit with the event.
+          const [insert, deliveries] = writes(stored)
+          yield* execute("events.insert", insert)
+          yield* execute("events.webhook-fan-out", deliveries)
           return stored
         })
       ),

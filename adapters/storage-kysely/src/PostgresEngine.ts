@@ -19,7 +19,15 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Kysely, PostgresDialect } from "kysely"
-import { engineDialect, type EngineOptions, type Result, type Run, type StorageEngine } from "./Engine.js"
+import {
+  type BatchOutcome,
+  type BatchStatement,
+  engineDialect,
+  type EngineOptions,
+  type Result,
+  type Run,
+  type StorageEngine
+} from "./Engine.js"
 import { StorageError } from "./internal/core.js"
 import { health } from "./Migrations.js"
 import type { WaybillDatabase } from "./Tables.js"
@@ -152,6 +160,44 @@ export const postgresEngine = (pool: PgPool, options: PostgresEngineOptions = {}
           })
         )
 
+  const transaction: StorageEngine["transaction"] = (snapshot, body) =>
+    Effect.acquireUseRelease(begin(snapshot), (held) => Effect.zipLeft(body(runOn(held.client)), commit(held)), end)
+
+  // A batch is a transaction of its statements; one that must change a row and did not fails it
+  // (so it rolls back) with this, which the batch answers as `unchanged`.
+  class Unchanged {
+    constructor(readonly index: number) {}
+  }
+  const batch = <E>(
+    statements: ReadonlyArray<BatchStatement>,
+    onError: (cause: unknown, index: number) => E
+  ): Effect.Effect<BatchOutcome, E | StorageError> => {
+    const body = (run: Run) => {
+      const results: Array<Result> = []
+      const step = (i: number): Effect.Effect<ReadonlyArray<Result>, E | StorageError | Unchanged> => {
+        if (i === statements.length) return Effect.succeed(results)
+        const statement = statements[i]!
+        return Effect.flatMap(
+          run(statement.sql, statement.parameters, (cause) => onError(cause, i)),
+          (result) => {
+            if (statement.mustChange === true && (result.numAffectedRows ?? 0n) === 0n)
+              return Effect.fail(new Unchanged(i))
+            results.push(result)
+            return step(i + 1)
+          }
+        )
+      }
+      return step(0)
+    }
+    return transaction(false, body).pipe(
+      Effect.map((results): BatchOutcome => ({ results })),
+      Effect.catchIf(
+        (e): e is Unchanged => e instanceof Unchanged,
+        (e) => Effect.succeed<BatchOutcome>({ unchanged: e.index })
+      )
+    ) as Effect.Effect<BatchOutcome, E | StorageError>
+  }
+
   const kysely = new Kysely<WaybillDatabase>({
     dialect: engineDialect(() => engine, new PostgresDialect({ pool: pool as never }))
   })
@@ -159,8 +205,8 @@ export const postgresEngine = (pool: PgPool, options: PostgresEngineOptions = {}
     dialect: "postgres",
     kysely,
     run: runOn(pool),
-    transaction: (snapshot, body) =>
-      Effect.acquireUseRelease(begin(snapshot), (held) => Effect.zipLeft(body(runOn(held.client)), commit(held)), end),
+    transaction,
+    batch,
     reserve: async () => {
       const held = await checkout()
       return {

@@ -7,6 +7,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Shipment } from "@waybill/core"
 import { sql } from "kysely"
+import type { BatchStatement } from "./Engine.js"
+import { eventWrites } from "./EventOutboxKysely.js"
 import type { Connection } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
 import { DuplicateKey, Page, type ShipmentStoreShape, StorageError, VersionConflict } from "./internal/core.js"
@@ -18,7 +20,34 @@ type ShipmentSummary = Shipment.ShipmentSummary
 
 /** `ShipmentStore` over Kysely: shipments with their stops, legs and pieces. */
 export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
-  const { compileInsert, execute, first, rows, write, withSnapshot, withTransaction } = conn
+  const { batch, compileInsert, first, rows, write, withSnapshot, withTransaction } = conn
+  const eventStatements = eventWrites(conn)
+
+  /**
+   * The statements that store a shipment and its parts, the shipment's row first. A taken
+   * tracking number is reported without raising an error (`on conflict do nothing` and the
+   * batch's `mustChange`): inside an enclosing PostgreSQL transaction (an `Idempotency-Key`
+   * booking runs in one) a unique violation would abort the whole transaction, and the caller
+   * could not draw another number. A string: the parts do not fit together.
+   */
+  const shipmentStatements = (s: Parameters<ShipmentStoreShape["insert"]>[0]): Array<BatchStatement> | string => {
+    const stops = Rows.stopRows(s.trackNo, s.stops, s.legs)
+    if (typeof stops === "string") return stops
+    const row = compileInsert("waybill_shipments", [Rows.shipmentRow(s)])
+    const statements: Array<BatchStatement> = [
+      { sql: `${row.sql} on conflict do nothing`, parameters: row.parameters, mustChange: true }
+    ]
+    if (stops.length > 0) statements.push(compileInsert("waybill_stops", stops))
+    if (s.pieceDetails.length > 0)
+      statements.push(compileInsert("waybill_pieces", s.pieceDetails.map(Rows.pieceRow(s.trackNo))))
+    return statements
+  }
+  const store = (operation: string, statements: Array<BatchStatement> | string) =>
+    typeof statements === "string"
+      ? Effect.fail(new StorageError({ operation, cause: new Error(statements) }))
+      : Effect.flatMap(batch(operation, statements), (outcome) =>
+          outcome.unchanged === undefined ? Effect.void : Effect.fail(new DuplicateKey({ what: "track_no" }))
+        )
 
   const children = (trackNo: string) =>
     Effect.all([
@@ -51,33 +80,16 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
       union select i.track_no from waybill_orders i where lower(i.invoice_no) = lower(${q}))`.as("m")
 
   const shipments: ShipmentStoreShape = {
-    // The booking hot path: one statement per table, in one transaction (legs ride on the stop
-    // rows they arrive at).
-    insert: (s) =>
-      withTransaction(
-        Effect.gen(function* () {
-          const stops = Rows.stopRows(s.trackNo, s.stops, s.legs)
-          if (typeof stops === "string") {
-            return yield* new StorageError({ operation: "shipments.insert", cause: new Error(stops) })
-          }
-          // A taken tracking number is reported without raising an error: inside an enclosing
-          // PostgreSQL transaction (an `Idempotency-Key` booking runs in one) a unique violation
-          // would abort the whole transaction, and the caller could not draw another number.
-          const row = compileInsert("waybill_shipments", [Rows.shipmentRow(s)])
-          const inserted = yield* execute("shipments.insert", {
-            sql: `${row.sql} on conflict do nothing`,
-            parameters: row.parameters
-          })
-          if (Number(inserted.numAffectedRows ?? 0n) === 0) return yield* new DuplicateKey({ what: "track_no" })
-          if (stops.length > 0) yield* execute("stops.insert", compileInsert("waybill_stops", stops))
-          if (s.pieceDetails.length > 0) {
-            yield* execute(
-              "pieces.insert",
-              compileInsert("waybill_pieces", s.pieceDetails.map(Rows.pieceRow(s.trackNo)))
-            )
-          }
-        })
-      ),
+    // The booking: one batch (legs ride on the stop rows they arrive at).
+    book: (s, booked) => {
+      const statements = shipmentStatements(s)
+      return store(
+        "shipments.book",
+        typeof statements === "string" ? statements : [...statements, ...eventStatements(booked)]
+      )
+    },
+
+    insert: (s) => store("shipments.insert", shipmentStatements(s)),
 
     // In one snapshot so the shipment row and its stops come from the same moment (a
     // concurrent update cannot land between the reads and pair an old version with new

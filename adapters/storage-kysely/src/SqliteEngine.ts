@@ -29,7 +29,15 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Kysely, SqliteDialect } from "kysely"
-import { engineDialect, type EngineOptions, type Result, type Run, type StorageEngine } from "./Engine.js"
+import {
+  type BatchOutcome,
+  type BatchStatement,
+  engineDialect,
+  type EngineOptions,
+  type Result,
+  type Run,
+  type StorageEngine
+} from "./Engine.js"
 import { StorageError } from "./internal/core.js"
 import { makeLock } from "./internal/lock.js"
 import { health } from "./Migrations.js"
@@ -228,6 +236,81 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
   const controlError = (operation: string) => (cause: unknown) => new StorageError({ operation, cause })
 
   /**
+   * Opens the batch's transaction if none is (`BEGIN IMMEDIATE`) and, for a unit that may fail
+   * alone, its savepoint. The lock is held. A failure has freed the lock.
+   */
+  const enter = (savepoint: boolean): StorageError | undefined => {
+    try {
+      if (!open) {
+        exec("begin immediate")
+        open = true
+      }
+    } catch (cause) {
+      lock.release()
+      return new StorageError({ operation: "transaction.begin", cause })
+    }
+    if (savepoint) {
+      try {
+        exec(SAVEPOINT)
+      } catch (cause) {
+        checkLost()
+        lock.release()
+        scheduleFlush()
+        return new StorageError({ operation: "transaction.begin", cause })
+      }
+    }
+    return undefined
+  }
+
+  /**
+   * Ends a unit that {@link enter} opened: releases its savepoint (`kept`) or rolls back to it,
+   * frees the lock, and answers what the unit waits for: the `COMMIT` that holds its writes when
+   * it kept any, nothing otherwise. The wait is registered before the lock is freed, so the
+   * batch it joined cannot commit without answering it.
+   */
+  const leave = (savepoint: boolean, kept: boolean, wrote: boolean): Effect.Effect<void, StorageError> => {
+    let endFailure: { readonly cause: unknown } | undefined
+    if (savepoint && handle.inTransaction) {
+      try {
+        if (kept) exec(RELEASE)
+      } catch (cause) {
+        endFailure = { cause }
+      }
+      if (!kept || endFailure !== undefined) {
+        try {
+          exec(ROLLBACK_TO)
+          exec(RELEASE)
+        } catch {
+          // Only a lost transaction makes these fail; checkLost settles that below.
+        }
+      }
+    } else if (kept && !handle.inTransaction) {
+      endFailure = { cause: new Error("the transaction was rolled back by SQLite") }
+    }
+    checkLost()
+    const waits = kept && endFailure === undefined && wrote
+    let committed: Effect.Effect<void, StorageError> = Effect.void
+    if (waits) {
+      let ticket: { failure: { readonly cause: unknown } | undefined } | undefined
+      let resume: ((effect: Effect.Effect<void, StorageError>) => void) | undefined
+      const answer = (failure: { readonly cause: unknown } | undefined) =>
+        failure === undefined ? Effect.void : Effect.fail(controlError("transaction.commit")(failure.cause))
+      pending.push((failure) => {
+        if (resume === undefined) ticket = { failure }
+        else resume(answer(failure))
+      })
+      committed = Effect.async<void, StorageError>((callback) => {
+        if (ticket !== undefined) callback(answer(ticket.failure))
+        else resume = callback
+      })
+    }
+    lock.release()
+    scheduleFlush()
+    if (endFailure !== undefined) return Effect.fail(controlError("transaction.commit")(endFailure.cause))
+    return committed
+  }
+
+  /**
    * A unit of the batch: `body` runs with the lock held, in the open transaction (begun if
    * none is), under a savepoint when `savepoint`. Answered after the COMMIT when it wrote.
    */
@@ -239,25 +322,8 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
       // The lock is free unless another unit's body is waiting on something: taken at once then,
       // without the steps of an effect that could wait.
       const locked = (): Effect.Effect<A, E | StorageError, R> => {
-        try {
-          if (!open) {
-            exec("begin immediate")
-            open = true
-          }
-        } catch (cause) {
-          lock.release()
-          return Effect.fail(new StorageError({ operation: "transaction.begin", cause }))
-        }
-        if (savepoint) {
-          try {
-            exec(SAVEPOINT)
-          } catch (cause) {
-            checkLost()
-            lock.release()
-            scheduleFlush()
-            return Effect.fail(new StorageError({ operation: "transaction.begin", cause }))
-          }
-        }
+        const failed = enter(savepoint)
+        if (failed !== undefined) return Effect.fail(failed)
         let wrote = false
         let active = true
         const run: Run = (text, bound, onError) => {
@@ -276,46 +342,8 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
         }
         const ended = (exit: Exit.Exit<A, E | StorageError>): Effect.Effect<A, E | StorageError, R> => {
           active = false
-          let endFailure: { readonly cause: unknown } | undefined
-          if (savepoint && handle.inTransaction) {
-            try {
-              if (Exit.isSuccess(exit)) exec(RELEASE)
-            } catch (cause) {
-              endFailure = { cause }
-            }
-            if (Exit.isFailure(exit) || endFailure !== undefined) {
-              try {
-                exec(ROLLBACK_TO)
-                exec(RELEASE)
-              } catch {
-                // Only a lost transaction makes these fail; checkLost settles that below.
-              }
-            }
-          } else if (Exit.isSuccess(exit) && !handle.inTransaction) {
-            endFailure = { cause: new Error("the transaction was rolled back by SQLite") }
-          }
-          checkLost()
-          // Registered before the lock is freed: the COMMIT that holds this unit's writes answers it.
-          let ticket: { failure: { readonly cause: unknown } | undefined } | undefined
-          let resume: ((effect: Effect.Effect<void, StorageError>) => void) | undefined
-          const answer = (failure: { readonly cause: unknown } | undefined) =>
-            failure === undefined ? Effect.void : Effect.fail(controlError("transaction.commit")(failure.cause))
-          const waits = Exit.isSuccess(exit) && endFailure === undefined && wrote
-          if (waits) {
-            pending.push((failure) => {
-              if (resume === undefined) ticket = { failure }
-              else resume(answer(failure))
-            })
-          }
-          lock.release()
-          scheduleFlush()
-          if (endFailure !== undefined) return Effect.fail(controlError("transaction.commit")(endFailure.cause))
-          if (!waits) return exit
-          const committed = Effect.async<void, StorageError>((callback) => {
-            if (ticket !== undefined) callback(answer(ticket.failure))
-            else resume = callback
-          })
-          return Effect.zipRight(committed, exit)
+          const committed = leave(savepoint, Exit.isSuccess(exit), wrote)
+          return Exit.isSuccess(exit) ? Effect.zipRight(committed, exit) : exit
         }
         return Effect.matchCauseEffect(restore(body(run)), {
           onFailure: (cause) => ended(Exit.failCause(cause)),
@@ -324,6 +352,42 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
       }
       return lock.tryAcquire() ? locked() : Effect.flatMap(restore(lock.acquire), locked)
     })
+
+  /**
+   * A batch as one unit: every statement runs now, synchronously, under the unit's savepoint;
+   * no runtime step between two statements. With the lock held by another unit it waits its
+   * turn first.
+   */
+  const batch = <E>(
+    statements: ReadonlyArray<BatchStatement>,
+    onError: (cause: unknown, index: number) => E
+  ): Effect.Effect<BatchOutcome, E | StorageError> => {
+    const locked = (): Effect.Effect<BatchOutcome, E | StorageError> => {
+      const failed = enter(true)
+      if (failed !== undefined) return Effect.fail(failed)
+      let wrote = false
+      const results = new Array<Result>(statements.length)
+      for (let i = 0; i < statements.length; i++) {
+        const statement = statements[i]!
+        const { parameters, sql } = inlineLimits(statement.sql, statement.parameters)
+        let result: Result
+        try {
+          if (!handle.inTransaction) throw new Error("the transaction was rolled back by SQLite")
+          const prepared = prepare(sql)
+          if (!prepared.statement.readonly) wrote = true
+          result = runPrepared(prepared, sql, parameters)
+        } catch (cause) {
+          return Effect.zipRight(Effect.ignore(leave(true, false, wrote)), Effect.fail(onError(cause, i)))
+        }
+        if (statement.mustChange === true && (result.numAffectedRows ?? 0n) === 0n) {
+          return Effect.as(Effect.ignore(leave(true, false, wrote)), { unchanged: i })
+        }
+        results[i] = result
+      }
+      return Effect.as(leave(true, true, wrote), { results })
+    }
+    return lock.tryAcquire() ? locked() : Effect.flatMap(lock.acquire, locked)
+  }
 
   const direct = <E>(
     statement: Prepared,
@@ -364,6 +428,7 @@ const makeSqliteEngine = (handle: SqliteHandle, options: SqliteEngineOptions): S
     kysely,
     run,
     transaction: (_snapshot, body) => unit(true, body),
+    batch,
     reserve: async () => {
       await Effect.runPromise(lock.acquire)
       // The open batch commits first: Kysely's statements never run inside it.

@@ -457,6 +457,66 @@ describeSqliteOnly("group commit on the SQLite engine", WHY, () => {
     })
   )
 
+  it.scoped(
+    "batches join the group commit: each answered after the COMMIT holding it, a failing one undone alone",
+    () =>
+      Effect.gen(function* () {
+        const { engine, log, sqlite } = yield* logged
+        sqlite.exec("create table t_batch (id integer primary key, note text not null)")
+        log.length = 0
+        const insert = (id: number) => ({
+          sql: "insert into t_batch (id, note) values (?, ?)",
+          parameters: [id, `n${id}`]
+        })
+        const batches = [
+          [insert(1), insert(2)],
+          // The second statement clashes with the first: this batch alone is undone.
+          [insert(3), insert(3)],
+          [insert(4), insert(5)]
+        ]
+        const exits = yield* Effect.all(
+          batches.map((statements, b) =>
+            Effect.exit(
+              engine
+                .batch(statements, (cause, index) => ({ cause, index }))
+                .pipe(Effect.tap(() => Effect.sync(() => log.push(`answered ${b}`))))
+            )
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(Exit.isSuccess(exits[0]!) && exits[0].value.results?.length).toBe(2)
+        expect(Exit.isFailure(exits[1]!) && Cause.squash(exits[1].cause)).toMatchObject({ index: 1 })
+        expect(Exit.isSuccess(exits[2]!)).toBe(true)
+        expect(sqlite.prepare("select id from t_batch order by id").all()).toEqual([1, 2, 4, 5].map((id) => ({ id })))
+        // One COMMIT for all three, before any answer.
+        const commit = log.findIndex((l) => l.startsWith("commit"))
+        expect(log.filter((l) => l.startsWith("commit"))).toHaveLength(1)
+        expect(log.findIndex((l) => l.startsWith("answered"))).toBeGreaterThan(commit)
+      })
+  )
+
+  it.scoped("a batch whose mustChange statement changes nothing keeps nothing and says which one", () =>
+    Effect.gen(function* () {
+      const { engine, sqlite } = yield* logged
+      sqlite.exec("create table t_once (id integer primary key)")
+      const first = yield* engine.batch(
+        [{ sql: "insert into t_once (id) values (1) on conflict do nothing", parameters: [], mustChange: true }],
+        (cause) => cause
+      )
+      expect(first.unchanged).toBeUndefined()
+      const again = yield* engine.batch(
+        [
+          { sql: "insert into t_once (id) values (2)", parameters: [] },
+          { sql: "insert into t_once (id) values (1) on conflict do nothing", parameters: [], mustChange: true },
+          { sql: "insert into t_once (id) values (3)", parameters: [] }
+        ],
+        (cause) => cause
+      )
+      expect(again).toEqual({ unchanged: 1 })
+      expect(sqlite.prepare("select id from t_once order by id").all()).toEqual([{ id: 1 }])
+    })
+  )
+
   it.scoped("a single write outside a transaction is answered after its COMMIT; a read is not held back", () =>
     Effect.gen(function* () {
       const { engine, log } = yield* logged

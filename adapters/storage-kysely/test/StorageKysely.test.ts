@@ -16,6 +16,7 @@ import {
   StorageKysely,
   Tables
 } from "../src/index.js"
+import { makeConnection } from "../src/internal/connection.js"
 import { isUniqueViolation } from "../src/internal/errors.js"
 import { shipmentRow, stopRow } from "../src/internal/rows.js"
 import { storageLayer, describeSqliteOnly, recording, type Sent, type Target, targets } from "./dialects.js"
@@ -517,6 +518,38 @@ for (const target of targets) {
           expect(Option.getOrThrow(yield* docs.findOrder(s.trackNo)).currentVersion).toBe(from + 1)
         }
       }).pipe(Effect.provide(storageLayer(target)))
+    )
+  })
+}
+
+for (const target of targets) {
+  describe(`a batch inside an open transaction: ${target.name}`, () => {
+    it.scoped("is undone alone when its mustChange statement changes nothing, and the transaction goes on", () =>
+      Effect.gen(function* () {
+        const engine = yield* target.open()
+        yield* Effect.promise(() => sql`create table waybill_t_batch (id integer primary key)`.execute(engine.kysely))
+        const conn = makeConnection(engine)
+        const placeholder = engine.dialect === "postgres" ? "$1" : "?"
+        const insert = (id: number, mustChange = false) => ({
+          sql: `insert into waybill_t_batch (id) values (${placeholder}) on conflict do nothing`,
+          parameters: [id],
+          mustChange
+        })
+        const outcome = yield* conn.withTransaction(
+          Effect.gen(function* () {
+            yield* conn.batch("t.first", [insert(1)])
+            // 2 is written, then 1 changes nothing: the batch's 2 goes, the transaction stays.
+            const again = yield* conn.batch("t.again", [insert(2), insert(1, true), insert(3)])
+            yield* conn.batch("t.after", [insert(4)])
+            return again
+          })
+        )
+        expect(outcome).toEqual({ unchanged: 1 })
+        const rows = yield* Effect.promise(() =>
+          sql<{ readonly id: number }>`select id from waybill_t_batch order by id`.execute(engine.kysely)
+        )
+        expect(rows.rows.map((r) => Number(r.id))).toEqual([1, 4])
+      })
     )
   })
 }

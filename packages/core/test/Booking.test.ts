@@ -359,22 +359,18 @@ describe("Booking.book tracking-number collisions", () => {
   const bookWith = async (taken: number) => {
     const { Effect, Layer } = await import("effect")
     const { ShipmentStore } = await import("../src/shipments/ShipmentStore.js")
-    const { EventOutbox } = await import("../src/shipments/EventOutbox.js")
-    const { Transactor } = await import("../src/shared/Transactor.js")
     const { DuplicateKey } = await import("../src/shared/Errors.js")
     const { Entropy } = await import("../src/shared/Entropy.js")
     const offered: Array<string> = []
     let counter = 0
     const layer = Layer.mergeAll(
       Layer.succeed(ShipmentStore, {
-        insert: (s: { readonly trackNo: string }) =>
+        book: (s: { readonly trackNo: string }) =>
           Effect.suspend(() => {
             offered.push(s.trackNo)
             return offered.length <= taken ? Effect.fail(new DuplicateKey({ what: "track_no" })) : Effect.void
           })
       } as never),
-      Layer.succeed(EventOutbox, { append: (e: unknown) => Effect.succeed(e) } as never),
-      Layer.succeed(Transactor, { withTransaction: (self: unknown) => self } as never),
       Layer.succeed(Entropy, {
         bytes: (n: number) => Effect.sync(() => Uint8Array.from({ length: n }, () => counter++ % 256))
       })

@@ -67,7 +67,11 @@ export const cases = [
   "ip blocks page newest first, each once, only those in force (property)",
   "findKeyWithAccount returns the key and its account in one lookup",
   "findSlotWithAccount returns the key of a slot and its account in one lookup",
-  "append honours a known sequence and rejects a taken one"
+  "append honours a known sequence and rejects a taken one",
+  "book stores the shipment with its booked event",
+  "book with a taken track_no -> DuplicateKey, nothing of it stored",
+  "book joins an open transaction: rolled back with it, and a taken number leaves it usable",
+  "concurrent books: every one answered is stored"
 ] as const
 
 /** The name of one case of the suite. */
@@ -686,6 +690,65 @@ const body: { readonly [K in ContractCase]: Effect.Effect<void, unknown, Storage
     )
     expect(clash._tag).toBe("Left")
     expect((yield* outbox.listByShipment(shipment.trackNo)).map((e) => e.sequence)).toEqual([1, 2])
+  }),
+
+  "book stores the shipment with its booked event": Effect.gen(function* () {
+    const { outbox, shipments } = yield* stores
+    const shipment = Fixtures.shipment()
+    const booked = { ...eventFor(shipment), sequence: 1 }
+    yield* shipments.book(shipment, booked)
+    expect(some(yield* shipments.findByTrackNo(shipment.trackNo))).toEqual(shipment)
+    expect(yield* outbox.listByShipment(shipment.trackNo)).toEqual([booked])
+    // The next event of the shipment follows the booked one.
+    const next = yield* outbox.append(eventFor(shipment, { type: "shipment.assigned" }))
+    expect(next.sequence).toBe(2)
+  }),
+
+  "book with a taken track_no -> DuplicateKey, nothing of it stored": Effect.gen(function* () {
+    const { outbox, shipments } = yield* stores
+    const first = Fixtures.shipment()
+    yield* shipments.book(first, { ...eventFor(first), sequence: 1 })
+    const second = Fixtures.shipment({ trackNo: first.trackNo, contact: "Someone Else", pieceDetails: [] })
+    const clash = yield* Effect.either(shipments.book(second, { ...eventFor(second), sequence: 1 }))
+    expect(Either.isLeft(clash) && clash.left).toMatchObject({ _tag: "DuplicateKey", what: "track_no" })
+    expect(some(yield* shipments.findByTrackNo(first.trackNo))).toEqual(first)
+    expect((yield* outbox.listByShipment(first.trackNo)).length).toBe(1)
+  }),
+
+  "book joins an open transaction: rolled back with it, and a taken number leaves it usable": Effect.gen(function* () {
+    const { outbox, shipments, tx } = yield* stores
+    const taken = Fixtures.shipment()
+    yield* shipments.book(taken, { ...eventFor(taken), sequence: 1 })
+    // A booking that meets a taken number inside a transaction draws again in the same one
+    // (an `Idempotency-Key` booking): the transaction must still work and commit.
+    const fresh = Fixtures.shipment()
+    yield* tx.withTransaction(
+      Effect.gen(function* () {
+        const retaken = Fixtures.shipment({ trackNo: taken.trackNo })
+        const clash = yield* Effect.either(shipments.book(retaken, { ...eventFor(retaken), sequence: 1 }))
+        expect(Either.isLeft(clash) && clash.left._tag).toBe("DuplicateKey")
+        yield* shipments.book(fresh, { ...eventFor(fresh), sequence: 1 })
+      })
+    )
+    expect(some(yield* shipments.findByTrackNo(fresh.trackNo))).toEqual(fresh)
+    expect((yield* outbox.listByShipment(taken.trackNo)).length).toBe(1)
+    // And a booking inside a transaction that fails goes with it.
+    const lost = Fixtures.shipment()
+    const failed = yield* Effect.exit(
+      tx.withTransaction(Effect.zipRight(shipments.book(lost, { ...eventFor(lost), sequence: 1 }), Effect.fail("boom")))
+    )
+    expect(Exit.isFailure(failed)).toBe(true)
+    yield* expectAbsent(lost)
+  }),
+
+  "concurrent books: every one answered is stored": Effect.gen(function* () {
+    const { outbox, shipments } = yield* stores
+    const all = Array.from({ length: 24 }, () => Fixtures.shipment())
+    yield* Effect.forEach(all, (s) => shipments.book(s, { ...eventFor(s), sequence: 1 }), { concurrency: "unbounded" })
+    for (const s of all) {
+      expect(some(yield* shipments.findByTrackNo(s.trackNo))).toEqual(s)
+      expect((yield* outbox.listByShipment(s.trackNo)).map((e) => e.sequence)).toEqual([1])
+    }
   }),
 
   "ip blocks: put/find/replace/remove and listActive": Effect.gen(function* () {

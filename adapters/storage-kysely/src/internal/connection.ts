@@ -12,7 +12,14 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import type { Compilable, CompiledQuery, Kysely } from "kysely"
-import type { Result, Run, StorageEngine } from "../Engine.js"
+import {
+  type BatchOutcome,
+  type BatchStatement,
+  type Result,
+  type Run,
+  runBatch,
+  type StorageEngine
+} from "../Engine.js"
 import type { WaybillDatabase } from "../Tables.js"
 import { DuplicateKey, StorageError } from "./core.js"
 import { isUniqueViolation } from "./errors.js"
@@ -61,6 +68,15 @@ export interface Connection {
    * row count, for {@link execute}.
    */
   readonly compileInsert: (table: Table, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => Statement
+  /**
+   * Runs a fixed list of statements as one unit of work (the engine's `batch`: on SQLite one
+   * synchronous step), or, inside a transaction this fiber has open, as part of it (under a
+   * savepoint of its own). Driver errors become `StorageError({ operation })`.
+   */
+  readonly batch: (
+    operation: string,
+    statements: ReadonlyArray<BatchStatement>
+  ) => Effect.Effect<BatchOutcome, StorageError>
   /** Runs `self` in a transaction, or joins the one this fiber has open. */
   readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>
   /**
@@ -193,6 +209,14 @@ export const makeConnection = (engine: StorageEngine): Connection => {
     first: (operation, build) => mapResult(runBuilt(build, storageError(operation)), (r) => r.rows[0]),
     write: (operation, build) => mapResult(runBuilt(build, storageError(operation)), affected),
     writeUnique: (operation, what, build) => mapResult(runBuilt(build, uniqueError(operation, what)), affected),
+    batch: (operation, statements) =>
+      Effect.withFiberRuntime((fiber) => {
+        const onError = storageError(operation)
+        const open = fiber.getFiberRef(current)
+        return open === undefined
+          ? engine.batch(statements, onError)
+          : runBatch(open, statements, (cause) => onError(cause))
+      }),
     withTransaction: transaction(false),
     withSnapshot: transaction(true)
   }

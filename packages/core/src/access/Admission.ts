@@ -94,57 +94,66 @@ const IP_BUCKET = "ip:"
  */
 export const isRequestBucket = (key: string): boolean => key.startsWith(KEY_BUCKET) || key.startsWith(IP_BUCKET)
 
-const limit = (policy: Policy, bucket: string, rule: RateLimitRule) =>
-  Effect.gen(function* () {
-    const limiter = yield* RateLimiter
-    const quota = yield* limiter.hit(bucket, rule.requests, rule.windowSeconds * 1000)
-    const resetSeconds = Math.max(1, Math.ceil(quota.resetMs / 1000))
-    yield* FiberRef.set(
-      currentUsage,
-      Option.some({
+const limit = (
+  policy: Policy,
+  bucket: string,
+  rule: RateLimitRule
+): Effect.Effect<void, RateLimited | StorageError, RateLimiter> =>
+  Effect.flatMap(RateLimiter, (limiter) =>
+    Effect.flatMap(limiter.hit(bucket, rule.requests, rule.windowSeconds * 1000), (quota) => {
+      const resetSeconds = Math.max(1, Math.ceil(quota.resetMs / 1000))
+      const usage: Usage = {
         policy,
         limit: quota.limit,
         windowSeconds: rule.windowSeconds,
         remaining: quota.remaining,
         resetSeconds
-      })
-    )
-    if (!quota.allowed) {
-      yield* Metric.increment(Metrics.refusalsBy.rate_limited)
-      return yield* new RateLimited({
-        policy,
-        limit: quota.limit,
-        windowSeconds: rule.windowSeconds,
-        retryAfterSeconds: resetSeconds
-      })
-    }
-  })
+      }
+      const noted = FiberRef.set(currentUsage, Option.some(usage))
+      if (quota.allowed) return noted
+      return Effect.zipRight(
+        Effect.zipRight(noted, Metric.increment(Metrics.refusalsBy.rate_limited)),
+        Effect.fail(
+          new RateLimited({
+            policy,
+            limit: quota.limit,
+            windowSeconds: rule.windowSeconds,
+            retryAfterSeconds: resetSeconds
+          })
+        )
+      )
+    })
+  )
 
 /**
  * Admits an authenticated request: the account's IP allowlist, then the per-key limit
  * (`limits.perKey`; a live and a test key count apart, and a portal session per user).
- * Untraced: it runs on every booking.
  */
-export const admitKey = Effect.fnUntraced(function* (principal: Principal, client: Option.Option<ClientIp.Address>) {
+export const admitKey = (
+  principal: Principal,
+  client: Option.Option<ClientIp.Address>
+): Effect.Effect<void, IpNotAllowed | RateLimited | StorageError, RateLimiter | WaybillConfig> => {
   if (!allowlisted(principal.account, client)) {
-    return yield* new IpNotAllowed({ customerNo: principal.account.customerNo })
+    return Effect.fail(new IpNotAllowed({ customerNo: principal.account.customerNo }))
   }
-  const config = yield* WaybillConfig
   // A browser session counts on its own (per user), not against the key it acts under: a person
   // reading documents in a browser cannot use up an integration's budget, nor the reverse.
   const bucket = principal.session === undefined ? principal.key.id : `session:${principal.session.userId}`
-  yield* limit("key", `${KEY_BUCKET}${bucket}`, config.limits.perKey)
-})
+  return Effect.flatMap(WaybillConfig, (config) => limit("key", `${KEY_BUCKET}${bucket}`, config.limits.perKey))
+}
 
 /**
  * Admits a request without a key (quote, track) by its client address (`limits.perClient`,
  * IPv6 by /64). A request whose address is unknown (a host that passes none) is not limited.
  */
-export const admitClient = Effect.fnUntraced(function* (client: Option.Option<ClientIp.Address>) {
-  if (Option.isNone(client)) return
-  const config = yield* WaybillConfig
-  yield* limit("ip", `${IP_BUCKET}${ClientIp.blockKey(client.value)}`, config.limits.perClient)
-})
+export const admitClient = (
+  client: Option.Option<ClientIp.Address>
+): Effect.Effect<void, RateLimited | StorageError, RateLimiter | WaybillConfig> =>
+  Option.isNone(client)
+    ? Effect.void
+    : Effect.flatMap(WaybillConfig, (config) =>
+        limit("ip", `${IP_BUCKET}${ClientIp.blockKey(client.value)}`, config.limits.perClient)
+      )
 
 /** Why the door refuses: a blocked address, the credential, the allowlist, a limit, or storage. */
 export type AdmitError =
@@ -171,27 +180,21 @@ export interface AdmitInput {
  * account's IP allowlist and the per-key limit. Use cases receive the principal, never the raw
  * request.
  */
-export const admit: (input: AdmitInput) => Effect.Effect<Principal, AdmitError, AdmitRequirements> = Effect.fnUntraced(
-  function* (input: AdmitInput) {
-    yield* IpBlocks.check(input.client)
-    const principal = yield* Credentials.authenticate(input.resolution)
-    yield* admitKey(principal, input.client)
-    return principal
-  }
-)
+export const admit = (input: AdmitInput): Effect.Effect<Principal, AdmitError, AdmitRequirements> =>
+  Effect.flatMap(IpBlocks.check(input.client), () =>
+    Effect.flatMap(Credentials.authenticate(input.resolution), (principal) =>
+      Effect.as(admitKey(principal, input.client), principal)
+    )
+  )
 
 /**
  * {@link admit} for endpoints where the key is optional (quote, track: interface 5): no
  * credential at all is an anonymous request, limited by address; a credential must
  * authenticate. An invalid key never falls back to anonymous.
  */
-export const admitOptional: (
+export const admitOptional = (
   input: AdmitInput
-) => Effect.Effect<Option.Option<Principal>, AdmitError, AdmitRequirements> = Effect.fnUntraced(function* (
-  input: AdmitInput
-) {
-  if (input.resolution._tag !== "None") return Option.some(yield* admit(input))
-  yield* IpBlocks.check(input.client)
-  yield* admitClient(input.client)
-  return Option.none<Principal>()
-})
+): Effect.Effect<Option.Option<Principal>, AdmitError, AdmitRequirements> =>
+  input.resolution._tag !== "None"
+    ? Effect.map(admit(input), Option.some)
+    : Effect.as(Effect.zipRight(IpBlocks.check(input.client), admitClient(input.client)), Option.none<Principal>())

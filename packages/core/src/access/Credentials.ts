@@ -8,6 +8,7 @@
  * else is invalid and NEVER falls back to body, form or query credentials. Without the header,
  * each endpoint has its own ordered list of places to look.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
@@ -17,7 +18,16 @@ import { AccountStore } from "./AccountStore.js"
 import * as ApiKey from "./ApiKey.js"
 import * as Sessions from "./Sessions.js"
 import type { UserStore } from "./UserStore.js"
-import { InvalidCredential, MissingCredential, type StorageError, constantTimeEqual, KeyRing } from "../shared/index.js"
+import {
+  InvalidCredential,
+  MissingCredential,
+  type StorageError,
+  constantTimeEqual,
+  KeyRing,
+  type KeySecret,
+  toHex,
+  utf8
+} from "../shared/index.js"
 
 /** Where a credential was found; kept for logs and for `Cache-Control: no-store` on query keys. */
 export type Source = "header" | "body.token" | "body.key" | "form.key" | "query.key" | "query.apikey" | "query.token"
@@ -146,38 +156,56 @@ export const identified: FiberRef.FiberRef<Option.Option<Principal>> = FiberRef.
  */
 export const authenticate = (
   resolution: Resolution
-): Effect.Effect<Principal, MissingCredential | InvalidCredential | StorageError, AccountStore | KeyRing | UserStore> =>
-  Effect.gen(function* () {
-    if (resolution._tag === "None") return yield* new MissingCredential()
-    if (resolution._tag === "Invalid") return yield* new InvalidCredential({ reason: resolution.reason })
-    if (resolution._tag === "Session") return yield* sessionPrincipal(resolution.token)
-    const token = resolution.token
-    const mode = ApiKey.parse(Redacted.value(token))
-    if (Option.isNone(mode)) return yield* new InvalidCredential({ reason: "malformed-key" })
+): Effect.Effect<
+  Principal,
+  MissingCredential | InvalidCredential | StorageError,
+  AccountStore | KeyRing | UserStore
+> => {
+  if (resolution._tag === "None") return Effect.fail(new MissingCredential())
+  if (resolution._tag === "Invalid") return Effect.fail(new InvalidCredential({ reason: resolution.reason }))
+  if (resolution._tag === "Session") return sessionPrincipal(resolution.token)
+  const token = resolution.token
+  const mode = ApiKey.parse(Redacted.value(token))
+  if (Option.isNone(mode)) return Effect.fail(new InvalidCredential({ reason: "malformed-key" }))
+  return Effect.flatMap(Effect.context<AccountStore | KeyRing>(), (context) => {
+    const ring = Context.get(context, KeyRing)
+    const store = Context.get(context, AccountStore)
+    const message = utf8(Redacted.value(token))
     // Newest secret first; older ones find keys issued before a rotation of the api-key secret.
-    const ring = yield* KeyRing
-    const store = yield* AccountStore
-    let found: Option.Option<{ readonly key: ApiKeyRecord; readonly account: AccountRecord }> = Option.none()
-    let digest = ""
-    for (const secret of yield* ring.all("api-key")) {
-      digest = yield* ApiKey.hashWith(secret, token)
-      found = yield* store.findKeyWithAccount(digest)
-      if (Option.isSome(found)) break
-    }
-    if (
-      Option.isNone(found) ||
-      !constantTimeEqual(found.value.key.hash, digest) ||
-      found.value.key.mode !== mode.value
-    ) {
-      return yield* new InvalidCredential({ reason: "unknown" })
-    }
-    const { key, account } = found.value
-    yield* FiberRef.set(identified, Option.some({ account, key }))
-    if (key.status !== "active") {
-      return yield* new InvalidCredential({ reason: key.status === "blank" ? "blank" : "disabled" })
-    }
-    return { account, key } satisfies Principal
+    const search = (
+      secrets: ReadonlyArray<KeySecret>,
+      i: number
+    ): Effect.Effect<Principal, InvalidCredential | StorageError> =>
+      i === secrets.length
+        ? Effect.fail(new InvalidCredential({ reason: "unknown" }))
+        : Effect.flatMap(ring.hmac(secrets[i]!, message), (mac) => {
+            const digest = toHex(mac)
+            return Effect.flatMap(store.findKeyWithAccount(digest), (found) =>
+              Option.isNone(found) ? search(secrets, i + 1) : admitted(found.value, digest, mode.value)
+            )
+          })
+    return Effect.flatMap(ring.all("api-key"), (secrets) => search(secrets, 0))
   })
+}
+
+/** A stored key found by its hash: the principal, once the hash and mode agree and the key is active. */
+const admitted = (
+  found: { readonly key: ApiKeyRecord; readonly account: AccountRecord },
+  digest: string,
+  mode: ApiKeyRecord["mode"]
+): Effect.Effect<Principal, InvalidCredential> => {
+  const { key, account } = found
+  if (!constantTimeEqual(key.hash, digest) || key.mode !== mode) {
+    return Effect.fail(new InvalidCredential({ reason: "unknown" }))
+  }
+  const principal: Principal = { account, key }
+  return Effect.zipRight(
+    FiberRef.set(identified, Option.some(principal)),
+    key.status === "active"
+      ? Effect.succeed(principal)
+      : Effect.fail(new InvalidCredential({ reason: key.status === "blank" ? "blank" : "disabled" }))
+  )
+}
 
 /** The accounts a principal may read: its own first, then the accounts linked to it. */
 export const readableAccounts = (

@@ -55,16 +55,25 @@ const keyOf = (ip: string) =>
   })
 
 /** Fails with {@link IpBlocked} when the client (if known) is blocked now. */
-export const check = (client: Option.Option<ClientIp.Address>) =>
-  Effect.gen(function* () {
-    if (Option.isNone(client)) return
-    const found = yield* Effect.flatMap(IpBlocklist, (l) => l.find(ClientIp.blockKey(client.value)))
-    const now = yield* Clock.currentTimeMillis
-    if (Option.isSome(found) && found.value.until > now) {
-      yield* Metric.increment(Metrics.refusalsBy.ip_blocked)
-      return yield* new IpBlocked({ until: found.value.until })
-    }
-  })
+export const check = (
+  client: Option.Option<ClientIp.Address>
+): Effect.Effect<void, IpBlocked | StorageError, IpBlocklist> =>
+  Option.isNone(client)
+    ? Effect.void
+    : Effect.flatMap(IpBlocklist, (list) =>
+        Effect.flatMap(list.find(ClientIp.blockKey(client.value)), (found) =>
+          Option.isNone(found)
+            ? Effect.void
+            : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                found.value.until > now
+                  ? Effect.zipRight(
+                      Metric.increment(Metrics.refusalsBy.ip_blocked),
+                      Effect.fail(new IpBlocked({ until: found.value.until }))
+                    )
+                  : Effect.void
+              )
+        )
+      )
 
 /** Blocks an address (an IPv6 address blocks its /64) for `durationMs`. */
 export const block = Effect.fn("IpBlocklist.block")(function* (ip: string, durationMs: number, reason: string) {

@@ -7,8 +7,9 @@
  * rating), then every valid shipment is stored atomically with its `shipment.booked` event.
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
+import type * as MetricLabel from "effect/MetricLabel"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -21,17 +22,22 @@ import {
   JsonInput,
   WaybillConfig,
   decimalNumber,
+  decimalNumberFrom,
   Entropy,
+  type EntropyShape,
   BadRequest,
+  type DuplicateKey,
   StorageError,
   ValidationFailed,
-  Transactor,
   Ulid
 } from "../shared/index.js"
 import type { IpBlocklist as IpBlocks } from "../access/index.js"
 import { parseDateInput } from "./DateInput.js"
 import { estimate } from "./Eta.js"
-import { EventOutbox, ShipmentStore } from "../shipments/index.js"
+import { ShipmentStore } from "../shipments/index.js"
+import type { ShipmentStoreShape } from "../shipments/ShipmentStore.js"
+import type { DomainEvent } from "../shipments/Event.js"
+import type { GeoShape } from "../geo/Geo.js"
 import { Geo, type ZipLocation, abbreviation, formatInZone, legsBetween, totalMiles } from "../geo/index.js"
 import { rate } from "./Rating.js"
 import * as Sanitize from "./Sanitize.js"
@@ -557,93 +563,126 @@ const structuralProblems = (error: ParseResult.ParseError): ReadonlyArray<string
   return [...new Set(messages)]
 }
 
-/**
- * Stores one planned shipment and its `shipment.booked` event in one transaction, retrying
- * tracking-number collisions; returns the record and its response element. Untraced: this and
- * {@link createShipments} are the benchmarked hot path, where a span costs more than a query.
- */
-export const book = Effect.fnUntraced(function* (p: ShipmentPlan, principal: Principal, jsonstrn: string, order = 1) {
-  const store = yield* ShipmentStore
-  const outbox = yield* EventOutbox
-  const tx = yield* Transactor
-  const now = yield* Clock.currentTimeMillis
-  const attempt = Effect.gen(function* () {
-    const trackNo = yield* trackingNumber
-    const record: ShipmentRecord = {
-      trackNo,
-      customerNo: principal.account.customerNo,
-      livemode: principal.key.mode === "live",
-      state: "booked",
-      version: 1,
-      driverId: null,
-      contact: p.contact,
-      phone: p.phone,
-      email: p.email,
-      billingReference: p.billingReference,
-      serviceType: p.service.code,
-      vehicleType: p.vehicle.code,
-      pieces: p.pieces,
-      weightLb: p.weightLb,
-      signatureRequired: p.signatureRequired,
-      liftgateRequired: p.liftgateRequired,
-      pickupInstructions: p.pickupInstructions,
-      deliverInstructions: p.deliverInstructions,
-      readyAt: p.readyAt,
-      requestedDeliveryAt: p.requestedDeliveryAt,
-      estimatedDeliveryAt: p.estimatedDeliveryAt,
-      guaranteedDeliveryAt: p.guaranteedDeliveryAt,
-      charge: p.charge,
-      jsonstrn,
-      createdAt: now,
-      updatedAt: now,
-      stops: p.stops,
-      legs: p.legs,
-      pieceDetails: p.pieceDetails
-    }
+/** The stored record of a planned shipment, numbered and owned. */
+const recordOf = (
+  p: ShipmentPlan,
+  principal: Principal,
+  trackNo: string,
+  jsonstrn: string,
+  now: number
+): ShipmentRecord => ({
+  trackNo,
+  customerNo: principal.account.customerNo,
+  livemode: principal.key.mode === "live",
+  state: "booked",
+  version: 1,
+  driverId: null,
+  contact: p.contact,
+  phone: p.phone,
+  email: p.email,
+  billingReference: p.billingReference,
+  serviceType: p.service.code,
+  vehicleType: p.vehicle.code,
+  pieces: p.pieces,
+  weightLb: p.weightLb,
+  signatureRequired: p.signatureRequired,
+  liftgateRequired: p.liftgateRequired,
+  pickupInstructions: p.pickupInstructions,
+  deliverInstructions: p.deliverInstructions,
+  readyAt: p.readyAt,
+  requestedDeliveryAt: p.requestedDeliveryAt,
+  estimatedDeliveryAt: p.estimatedDeliveryAt,
+  guaranteedDeliveryAt: p.guaranteedDeliveryAt,
+  charge: p.charge,
+  jsonstrn,
+  createdAt: now,
+  updatedAt: now,
+  stops: p.stops,
+  legs: p.legs,
+  pieceDetails: p.pieceDetails
+})
+
+/** The `shipment.booked` event of a stored record, with its response element's dates. */
+const bookedEvent = (id: string, record: ShipmentRecord, summary: ShipmentResult): DomainEvent => ({
+  id,
+  sequence: 1,
+  type: "shipment.booked",
+  customerNo: record.customerNo,
+  trackNo: record.trackNo,
+  livemode: record.livemode,
+  occurredAt: record.createdAt,
+  data: {
+    track_no: record.trackNo,
+    state: "booked",
+    service_type: record.serviceType,
+    vehicle_type: record.vehicleType,
+    estimated_delivery: summary.estimated_delivery,
+    guaranteed_delivery: summary.guaranteed_delivery,
+    destination_tz: summary.destination_tz,
+    estimated_charge: record.charge.total,
+    stops: record.stops.length,
+    pieces: record.pieces,
+    weight: record.weightLb
+  }
+})
+
+/** Random bytes one booking draws: 4 for the tracking number, 10 for its event's ULID. */
+const BOOKING_RANDOM_BYTES = 14
+
+/** One attempt: a fresh tracking number and event id from one draw, then the store's `book`. */
+const attemptWith = (
+  store: ShipmentStoreShape,
+  entropy: EntropyShape,
+  p: ShipmentPlan,
+  principal: Principal,
+  jsonstrn: string,
+  order: number,
+  now: number
+): Effect.Effect<{ readonly record: ShipmentRecord; readonly summary: ShipmentResult }, DuplicateKey | StorageError> =>
+  Effect.flatMap(entropy.bytes(BOOKING_RANDOM_BYTES), (random) => {
+    const number = decimalNumberFrom(8, random)
+    // A draw outside the uniform range (about one in seventy) is drawn again.
+    if (number === undefined) return attemptWith(store, entropy, p, principal, jsonstrn, order, now)
+    const record = recordOf(p, principal, number, jsonstrn, now)
     const summary = successResult(order, record)
-    const eventId = yield* Ulid.eventId
-    yield* tx.withTransaction(
-      Effect.zipRight(
-        store.insert(record),
-        outbox.append({
-          id: eventId,
-          sequence: 1,
-          type: "shipment.booked",
-          customerNo: record.customerNo,
-          trackNo,
-          livemode: record.livemode,
-          occurredAt: now,
-          data: {
-            track_no: trackNo,
-            state: "booked",
-            service_type: record.serviceType,
-            vehicle_type: record.vehicleType,
-            estimated_delivery: summary.estimated_delivery,
-            guaranteed_delivery: summary.guaranteed_delivery,
-            destination_tz: summary.destination_tz,
-            estimated_charge: record.charge.total,
-            stops: record.stops.length,
-            pieces: record.pieces,
-            weight: record.weightLb
-          }
-        })
-      )
-    )
-    return { record, summary }
+    const event = bookedEvent(Ulid.eventIdOf(now, random.subarray(4)), record, summary)
+    return Effect.as(store.book(record, event), { record, summary })
   })
-  // A taken tracking number draws another, up to 10 more times. Only a collision enters the
-  // retry schedule: building it on every booking cost as many runtime steps as the booking.
-  return yield* attempt.pipe(
-    Effect.catchTag("DuplicateKey", () =>
-      attempt.pipe(
-        Effect.retry({ times: 9, while: (e) => e._tag === "DuplicateKey" }),
-        Effect.catchTag("DuplicateKey", (cause) =>
-          Effect.fail(new StorageError({ operation: "Booking.book: no free tracking number", cause }))
-        )
+
+/**
+ * Stores one planned shipment and its `shipment.booked` event as one unit of work, drawing
+ * another tracking number for each taken one (up to 10 more times); returns the record and its
+ * response element. Untraced: this and {@link createShipments} are the benchmarked hot path,
+ * where a span costs more than a query.
+ */
+export const book = (p: ShipmentPlan, principal: Principal, jsonstrn: string, order = 1) =>
+  Effect.flatMap(Effect.context<ShipmentStore | Entropy>(), (context) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      bookWith(Context.get(context, ShipmentStore), Context.get(context, Entropy), p, principal, jsonstrn, order, now)
+    )
+  )
+
+const bookWith = (
+  store: ShipmentStoreShape,
+  entropy: EntropyShape,
+  p: ShipmentPlan,
+  principal: Principal,
+  jsonstrn: string,
+  order: number,
+  now: number
+) => {
+  const attempt = attemptWith(store, entropy, p, principal, jsonstrn, order, now)
+  // Only a collision enters the retry schedule: building it on every booking cost as many
+  // runtime steps as the booking.
+  return Effect.catchTag(attempt, "DuplicateKey", () =>
+    attempt.pipe(
+      Effect.retry({ times: 9, while: (e) => e._tag === "DuplicateKey" }),
+      Effect.catchTag("DuplicateKey", (cause) =>
+        Effect.fail(new StorageError({ operation: "Booking.book: no free tracking number", cause }))
       )
     )
   )
-})
+}
 
 export interface CreateShipmentsInput {
   /** The authenticated and admitted caller (see `Admission.admit`). */
@@ -656,72 +695,113 @@ export interface CreateShipmentsInput {
 const decodeRequest = Schema.decodeUnknownEither(CreateShipmentsRequest)
 const decodeShipment = Schema.decodeUnknownEither(ShipmentInput, { errors: "all" })
 
+/** What the create-shipments use case reads from its context, in one step. */
+type BookingServices = WaybillConfig | Geo | Entropy | ShipmentStore
+
 /**
  * The create-shipments use case, for a caller already admitted (`Admission.admit`: the key
  * precedence, header, then `data.token`, then `data.key`, is the HTTP layer's). One shipment that fails validation is a
  * `ValidationFailed`; with several, each failing shipment carries its own `errors` and the valid
  * ones are booked.
+ *
+ * Pure work (decoding, planning, the answer) runs as plain functions between a few effect
+ * steps: the services, the ZIPs, the clock, and one storage unit per booked shipment.
  */
 export const createShipments = (input: CreateShipmentsInput) =>
-  Tracing.traced("Booking.createShipments")(createShipmentsProgram(input))
+  Tracing.traced("Booking.createShipments")(
+    Effect.flatMap(Effect.context<BookingServices>(), (context) => createShipmentsWith(context, input))
+  )
 
-// Untraced inside: the one span above (when tracing is on) is the use case's.
-const createShipmentsProgram = Effect.fnUntraced(function* (input: CreateShipmentsInput) {
-  const config = yield* WaybillConfig
+const createShipmentsWith = (
+  context: Context.Context<BookingServices>,
+  input: CreateShipmentsInput
+): Effect.Effect<CreateShipmentsData, BadRequest | ValidationFailed | StorageError> => {
+  const config = Context.get(context, WaybillConfig)
   // The HTTP layer refuses deep JSON text before parsing it; this covers bodies handed to core
   // directly. Decoding and formatting below recurse into the value, so a deep one must stop here.
   if (JsonInput.exceedsDepth(input.body)) {
-    return yield* new BadRequest({ message: JsonInput.tooDeepMessage("The body") })
+    return Effect.fail(new BadRequest({ message: JsonInput.tooDeepMessage("The body") }))
   }
-  const principal = input.principal
-
   const parsed = decodeRequest(input.body)
   if (Either.isLeft(parsed)) {
-    return yield* new BadRequest({
-      message: 'The body must be an object {"data": {"shipments": [...]}} with one or more shipments.'
-    })
+    return Effect.fail(
+      new BadRequest({
+        message: 'The body must be an object {"data": {"shipments": [...]}} with one or more shipments.'
+      })
+    )
   }
   const raw = parsed.right.data.shipments
-  if (raw.length === 0) return yield* new BadRequest({ message: "data.shipments must hold at least one shipment." })
+  if (raw.length === 0)
+    return Effect.fail(new BadRequest({ message: "data.shipments must hold at least one shipment." }))
   if (raw.length > config.booking.maxShipmentsPerRequest) {
-    return yield* new BadRequest({
-      message: `data.shipments holds ${raw.length} shipments; at most ${config.booking.maxShipmentsPerRequest} are allowed per request.`
-    })
+    return Effect.fail(
+      new BadRequest({
+        message: `data.shipments holds ${raw.length} shipments; at most ${config.booking.maxShipmentsPerRequest} are allowed per request.`
+      })
+    )
   }
   const jsonstrn = Sanitize.text(parsed.right.data.jsonstrn, 255)
-
   const decoded = raw.map((s) => decodeShipment(s))
-  const geo = yield* Geo
-  const wanted = new Set(decoded.flatMap((d) => (Either.isRight(d) ? zipsOf(d.right) : [])))
+  const wanted = [...new Set(decoded.flatMap((d) => (Either.isRight(d) ? zipsOf(d.right) : [])))]
+  return Effect.flatMap(locate(Context.get(context, Geo), wanted), (zips) =>
+    Effect.flatMap(
+      Clock.currentTimeMillis,
+      (nowMs): Effect.Effect<CreateShipmentsData, ValidationFailed | StorageError> => {
+        const principal = input.principal
+        const ctx: PlanContext = { config, nowMs, zips, rateCard: principal.account.rateCard }
+        const plans = decoded.map((d) =>
+          Either.isLeft(d) ? Either.left(structuralProblems(d.left)) : plan(d.right, ctx)
+        )
+        if (plans.length === 1 && Either.isLeft(plans[0]!)) {
+          return Effect.fail(new ValidationFailed({ problems: plans[0].left }))
+        }
+        const store = Context.get(context, ShipmentStore)
+        const entropy = Context.get(context, Entropy)
+        const booked = Metrics.bookingsBy[principal.key.mode]
+        const results: Array<ShipmentResult> = []
+        const next = (i: number): Effect.Effect<CreateShipmentsData, StorageError> => {
+          if (i === plans.length) {
+            return Effect.succeed({
+              jsonstrn,
+              shipments_with_errors: results.filter((r) => r.result === "error").length,
+              shipments: results
+            })
+          }
+          const planned = plans[i]!
+          if (Either.isLeft(planned)) {
+            const d = decoded[i]!
+            results.push(errorResult(i + 1, Either.isRight(d) ? d.right : undefined, planned.left))
+            return next(i + 1)
+          }
+          return Effect.flatMap(
+            bookWith(store, entropy, planned.right, principal, jsonstrn, i + 1, nowMs),
+            ({ summary }) => {
+              booked.unsafeUpdate(1, NO_LABELS)
+              results.push(summary)
+              return next(i + 1)
+            }
+          )
+        }
+        return next(0)
+      }
+    )
+  )
+}
+
+const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
+
+/** The locations of the ZIPs a request names (unknown ones left out), one lookup each. */
+const locate = (geo: GeoShape, wanted: ReadonlyArray<string>): Effect.Effect<Map<string, ZipLocation>> => {
   const zips = new Map<string, ZipLocation>()
-  for (const zip of wanted) {
-    const location = yield* geo.lookup(zip)
-    if (Option.isSome(location)) zips.set(zip, location.value)
-  }
-  const nowMs = yield* Clock.currentTimeMillis
-  const ctx: PlanContext = { config, nowMs, zips, rateCard: principal.account.rateCard }
-  const plans = decoded.map((d) => (Either.isLeft(d) ? Either.left(structuralProblems(d.left)) : plan(d.right, ctx)))
-
-  if (plans.length === 1 && Either.isLeft(plans[0]!)) return yield* new ValidationFailed({ problems: plans[0].left })
-
-  const results: Array<ShipmentResult> = []
-  for (const [i, planned] of plans.entries()) {
-    if (Either.isLeft(planned)) {
-      const d = decoded[i]!
-      results.push(errorResult(i + 1, Either.isRight(d) ? d.right : undefined, planned.left))
-    } else {
-      const { summary } = yield* book(planned.right, principal, jsonstrn, i + 1)
-      yield* Metric.increment(Metrics.bookingsBy[principal.key.mode])
-      results.push(summary)
-    }
-  }
-  const out: CreateShipmentsData = {
-    jsonstrn,
-    shipments_with_errors: results.filter((r) => r.result === "error").length,
-    shipments: results
-  }
-  return out
-})
+  const from = (i: number): Effect.Effect<Map<string, ZipLocation>> =>
+    i === wanted.length
+      ? Effect.succeed(zips)
+      : Effect.flatMap(geo.lookup(wanted[i]!), (location) => {
+          if (Option.isSome(location)) zips.set(wanted[i]!, location.value)
+          return from(i + 1)
+        })
+  return from(0)
+}
 
 /** Services createShipments needs; the host provides them as layers. */
 export type BookingRequirements =
@@ -732,5 +812,3 @@ export type BookingRequirements =
   | Geo
   | Entropy
   | ShipmentStore
-  | EventOutbox
-  | Transactor

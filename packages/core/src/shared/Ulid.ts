@@ -10,7 +10,10 @@ import { Entropy } from "./Entropy.js"
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
-/** Encodes a millisecond time and 10 random bytes as a 26-character ULID. */
+/**
+ * Encodes a millisecond time and 10 random bytes as a 26-character ULID: 10 characters of time,
+ * then the 80 random bits five at a time, most significant first (missing bytes read as zero).
+ */
 export const encode = (timeMs: number, random: Uint8Array): string => {
   let time = ""
   let t = timeMs
@@ -18,15 +21,19 @@ export const encode = (timeMs: number, random: Uint8Array): string => {
     time = CROCKFORD[t % 32]! + time
     t = Math.floor(t / 32)
   }
-  let bits = 0n
-  for (let i = 0; i < 10; i++) bits = (bits << 8n) | BigInt(random[i] ?? 0)
   let rand = ""
   for (let i = 0; i < 16; i++) {
-    rand = CROCKFORD[Number(bits & 31n)]! + rand
-    bits >>= 5n
+    // Character i holds bits 5i .. 5i+4 of the 80, which sit in byte (5i >> 3) and maybe the next.
+    const bit = i * 5
+    const byte = bit >> 3
+    const pair = ((random[byte] ?? 0) << 8) | (random[byte + 1] ?? 0)
+    rand += CROCKFORD[(pair >> (11 - (bit & 7))) & 31]!
   }
   return time + rand
 }
+
+/** The event id (`evt_` + ULID) of a millisecond time and 10 random bytes. */
+export const eventIdOf = (timeMs: number, random: Uint8Array): string => `evt_${encode(timeMs, random)}`
 
 /** A new ULID from the Clock and the Entropy port. */
 export const make: Effect.Effect<string, never, Entropy> = Effect.gen(function* () {

@@ -25,7 +25,7 @@ export {
   type WaybillConfigShape,
   provisioningDefaults
 } from "./Config.js"
-export { Entropy, decimalNumber, digits, uniformInt } from "./Entropy.js"
+export { Entropy, type EntropyShape, decimalNumber, decimalNumberFrom, digits, uniformInt } from "./Entropy.js"
 export {
   BadRequest,
   DuplicateKey,

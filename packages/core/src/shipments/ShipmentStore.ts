@@ -1,14 +1,15 @@
 /**
  * @module ShipmentStore
  *
- * Shipments with their stops, legs and pieces. Writes are whole: `insert` stores the shipment
- * and all its parts; `update` applies a lifecycle change only if the stored version is still
+ * Shipments with their stops, legs and pieces. Writes are whole: `book` stores the shipment,
+ * all its parts and the event of its booking; `update` applies a lifecycle change only if the stored version is still
  * the one the change was computed from.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { DuplicateKey, Page, StorageError, VersionConflict } from "../shared/index.js"
+import type { DomainEvent } from "./Event.js"
 import type { ShipmentRecord, ShipmentState, ShipmentSummary, StopStatus } from "./Shipment.js"
 
 /** A lifecycle change computed from `expectedVersion`; the store writes `expectedVersion + 1`. */
@@ -34,7 +35,18 @@ export interface ShipmentSearch {
 }
 
 export interface ShipmentStoreShape {
-  /** Fails with `DuplicateKey({ what: "track_no" })` when the tracking number is taken. */
+  /**
+   * Stores a new shipment with all its parts and the `shipment.booked` event that records it
+   * (sequence 1, with its webhook deliveries), as one unit of work: inside a transaction the
+   * fiber has open, as part of it. Fails with `DuplicateKey({ what: "track_no" })` when the
+   * tracking number is taken, having stored nothing.
+   */
+  readonly book: (shipment: ShipmentRecord, booked: DomainEvent) => Effect.Effect<void, DuplicateKey | StorageError>
+  /**
+   * Stores a shipment and its parts without any event: for fixtures and imports, never for a
+   * booking (see {@link book}). Fails with `DuplicateKey({ what: "track_no" })` when the tracking
+   * number is taken.
+   */
   readonly insert: (shipment: ShipmentRecord) => Effect.Effect<void, DuplicateKey | StorageError>
   readonly findByTrackNo: (trackNo: string) => Effect.Effect<Option.Option<ShipmentRecord>, StorageError>
   /** Fails with `VersionConflict` when the stored version is not `expectedVersion`. */

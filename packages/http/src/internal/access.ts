@@ -37,21 +37,23 @@ const withCredential = <I, E, R, P extends Account.Principal | Option.Option<Acc
   ctx: RouteContext,
   access: Access<I, E, R>,
   door: (input: Admission.AdmitInput) => Effect.Effect<P, Admission.AdmitError, Admission.AdmitRequirements>
-): Effect.Effect<Admitted<I, P>, E | Admission.AdmitError, R | Admission.AdmitRequirements> =>
-  Effect.gen(function* () {
-    const header = Credentials.fromAuthorization(ctx.request.headers.get("authorization"))
-    if (header._tag !== "None") {
-      const principal = yield* door({ client: ctx.client, resolution: header })
+): Effect.Effect<Admitted<I, P>, E | Admission.AdmitError, R | Admission.AdmitRequirements> => {
+  const header = Credentials.fromAuthorization(ctx.request.headers.get("authorization"))
+  if (header._tag !== "None") {
+    return Effect.flatMap(door({ client: ctx.client, resolution: header }), (principal) => {
       note(ctx, principal)
-      return { principal, input: yield* access.read(ctx) }
-    }
-    const input = yield* access.read(ctx)
+      return Effect.map(access.read(ctx), (input) => ({ principal, input }))
+    })
+  }
+  return Effect.flatMap(access.read(ctx), (input) => {
     const keyed = Credentials.resolve(null, access.candidates(input, ctx))
     const resolution = access.session === true ? Credentials.orSession(keyed, sessionCookie(ctx)) : keyed
-    const principal = yield* door({ client: ctx.client, resolution })
-    note(ctx, principal)
-    return { principal, input }
+    return Effect.map(door({ client: ctx.client, resolution }), (principal) => {
+      note(ctx, principal)
+      return { principal, input }
+    })
   })
+}
 
 /** The portal session cookie's value (the first of its name), if the request carries one. */
 export const sessionCookie = (ctx: RouteContext): string | undefined => {

@@ -7,55 +7,63 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import { JsonInput } from "@waybill/core"
 import type { WaybillRequest } from "../Raw.js"
 
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
 export class BodyUnreadable extends Data.TaggedError("BodyUnreadable")<{ readonly cause: unknown }> {}
 
-/** The whole body, at most `limit` bytes, as a fresh `Uint8Array` the caller owns. */
+/**
+ * The whole body, at most `limit` bytes, as a fresh `Uint8Array` the caller owns. A body the
+ * bridge already read is answered at once (an `Exit`: no runtime step); a stream is read.
+ */
 export const readBody = (
   request: WaybillRequest,
   limit: number
-): Effect.Effect<Uint8Array, BodyTooLarge | BodyUnreadable> =>
-  Effect.gen(function* () {
-    const declared = request.headers.get("content-length")
-    if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit)
-      return yield* new BodyTooLarge({ limit })
-    const buffered = request.bodyBytes
-    if (buffered !== undefined) {
-      if (buffered.byteLength > limit) return yield* new BodyTooLarge({ limit })
-      // A copy: the bridge's bytes may be a Buffer view into a shared pool.
-      return new Uint8Array(buffered)
-    }
-    if (request.body === null) return new Uint8Array(0)
-    const reader = request.body.getReader()
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    const tooLarge = yield* Effect.tryPromise({
+): Effect.Effect<Uint8Array, BodyTooLarge | BodyUnreadable> => {
+  const declared = request.headers.get("content-length")
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) {
+    return Exit.fail(new BodyTooLarge({ limit }))
+  }
+  const buffered = request.bodyBytes
+  if (buffered !== undefined) {
+    // A copy: the bridge's bytes may be a Buffer view into a shared pool.
+    return buffered.byteLength > limit ? Exit.fail(new BodyTooLarge({ limit })) : Exit.succeed(new Uint8Array(buffered))
+  }
+  const body = request.body
+  if (body === null) return Exit.succeed(new Uint8Array(0))
+  return Effect.flatMap(
+    Effect.tryPromise({
       try: async () => {
+        const reader = body.getReader()
+        const chunks: Array<Uint8Array> = []
+        let size = 0
         for (;;) {
           const { done, value } = await reader.read()
-          if (done) return false
+          if (done) return { chunks, size }
           size += value.byteLength
           if (size > limit) {
             await reader.cancel().catch(() => undefined)
-            return true
+            return undefined
           }
           chunks.push(value)
         }
       },
       catch: (cause) => new BodyUnreadable({ cause })
-    })
-    if (tooLarge) return yield* new BodyTooLarge({ limit })
-    const out = new Uint8Array(size)
-    let offset = 0
-    for (const c of chunks) {
-      out.set(c, offset)
-      offset += c.byteLength
+    }),
+    (read) => {
+      if (read === undefined) return Exit.fail(new BodyTooLarge({ limit }))
+      const out = new Uint8Array(read.size)
+      let offset = 0
+      for (const c of read.chunks) {
+        out.set(c, offset)
+        offset += c.byteLength
+      }
+      return Exit.succeed(out)
     }
-    return out
-  })
+  )
+}
 
 /** The media type without parameters, lowercased (`application/json`). */
 export const mediaType = (request: WaybillRequest): string =>

@@ -5,8 +5,9 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import { BadRequest, Booking, Credentials, WaybillConfig } from "@waybill/core"
-import { isJson, mediaType, parseJson, readBody } from "../internal/body.js"
+import { type BodyTooLarge, type BodyUnreadable, isJson, mediaType, parseJson, readBody } from "../internal/body.js"
 import {
   admissionErrors,
   badRequestErrors,
@@ -35,37 +36,46 @@ export const BookingMessages = {
 } as const
 
 /** Body of create shipments: JSON, or a urlencoded form whose field `data` holds the JSON. */
-const bookingBody = (request: WaybillRequest, limit: number) =>
-  Effect.gen(function* () {
-    const type = mediaType(request)
-    const jsonBody = isJson(type)
-    if (!jsonBody && type !== "application/x-www-form-urlencoded") {
-      return yield* new UnsupportedMediaType({
-        message: BookingMessages.unsupportedMediaType
-      })
-    }
-    const bytes = yield* readBody(request, limit)
-    const text = yield* Effect.try({
-      try: () => decoder.decode(bytes),
-      catch: () => new BadRequest({ message: BookingMessages.notUtf8 })
-    })
-    let source = text
-    if (!jsonBody) {
-      const values = new URLSearchParams(text).getAll("data")
-      if (values.length !== 1) {
-        return yield* new BadRequest({
-          message: values.length === 0 ? BookingMessages.formDataMissing : BookingMessages.formDataRepeated
-        })
+const bookingBody = (
+  request: WaybillRequest,
+  limit: number
+): Effect.Effect<
+  { readonly bytes: Uint8Array; readonly value: unknown },
+  UnsupportedMediaType | BadRequest | BodyTooLarge | BodyUnreadable
+> => {
+  const type = mediaType(request)
+  const jsonBody = isJson(type)
+  if (!jsonBody && type !== "application/x-www-form-urlencoded") {
+    return Exit.fail(new UnsupportedMediaType({ message: BookingMessages.unsupportedMediaType }))
+  }
+  return Effect.flatMap(
+    readBody(request, limit),
+    (bytes): Effect.Effect<{ readonly bytes: Uint8Array; readonly value: unknown }, BadRequest> => {
+      let source: string
+      try {
+        source = decoder.decode(bytes)
+      } catch {
+        return Exit.fail(new BadRequest({ message: BookingMessages.notUtf8 }))
       }
-      source = values[0]!
+      if (!jsonBody) {
+        const values = new URLSearchParams(source).getAll("data")
+        if (values.length !== 1) {
+          return Exit.fail(
+            new BadRequest({
+              message: values.length === 0 ? BookingMessages.formDataMissing : BookingMessages.formDataRepeated
+            })
+          )
+        }
+        source = values[0]!
+      }
+      const value = parseJson(source, jsonBody ? "The body" : "The form field data")
+      // The bytes too: an `Idempotency-Key` request is fingerprinted by them.
+      return Either.isLeft(value)
+        ? Exit.fail(new BadRequest({ message: value.left }))
+        : Exit.succeed({ bytes, value: value.right })
     }
-    const value = yield* Either.mapLeft(
-      parseJson(source, jsonBody ? "The body" : "The form field data"),
-      (message) => new BadRequest({ message })
-    )
-    // The bytes too: an `Idempotency-Key` request is fingerprinted by them.
-    return { bytes, value }
-  })
+  )
+}
 
 /** `data` of a parsed body, where `data.token` / `data.key` may hold the key; `{}` for any other shape. */
 const bodyData = (body: unknown): Record<string, unknown> => {
@@ -102,11 +112,11 @@ export const createShipmentsRoute: Route = {
   methods: ["POST"],
   run: (ctx) =>
     answer(
-      Effect.gen(function* () {
-        const config = yield* WaybillConfig
-        const { principal, input } = yield* admitted(ctx, config.booking.maxBodyBytes)
-        const book = Effect.map(Booking.createShipments({ principal, body: input.value }), (data) => success(data))
-        return yield* idempotent(ctx, principal, input.bytes, book, answer)
-      })
+      Effect.flatMap(WaybillConfig, (config) =>
+        Effect.flatMap(admitted(ctx, config.booking.maxBodyBytes), ({ input, principal }) => {
+          const book = Effect.map(Booking.createShipments({ principal, body: input.value }), (data) => success(data))
+          return idempotent(ctx, principal, input.bytes, book, answer)
+        })
+      )
     )
 }
