@@ -9,7 +9,9 @@
  * book-single load (32 connections, `--seconds`), and then, after a full collection, the
  * V8 heap that is live and the old generation V8 kept. The gap between the peak and the rest
  * is garbage the load left in the old generation; the gap between the rest and the first
- * column is the code and data the target loads. See docs/benchmarks.md, "Memory".
+ * column is the code and data the target loads. "CPU us/req" is the child's CPU time (every
+ * thread) during the load over the requests answered, as `pnpm bench` counts it. See
+ * docs/benchmarks.md, "Memory" and "Memory at rest (session 11)".
  */
 import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -47,6 +49,7 @@ const pinned = ((): boolean => {
 interface Row {
   readonly target: TargetName
   readonly reqPerSec: number
+  readonly cpuMicrosPerRequest: number
   readonly rest: ChildMemory
   readonly loaded: ChildMemory
   readonly live: ChildMemory
@@ -83,6 +86,7 @@ const measure = async (target: TargetName, dir: string): Promise<Row> => {
   try {
     const { url, apiKey } = await ready
     const rest = await request("memory")
+    const cpuBefore = await request("usage")
     const spec = bookSingle.request({ url, apiKey })
     const result = await autocannon({
       url: `${url}${spec.path}`,
@@ -94,10 +98,13 @@ const measure = async (target: TargetName, dir: string): Promise<Row> => {
     })
     if (result.non2xx > 0 || result.errors > 0)
       throw new Error(`${target}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+    const cpuAfter = await request("usage")
     const loaded = await request("memory")
     const live = await request("memory", "gc")
     await request("stop")
-    return { target, reqPerSec: result.requests.average, rest, loaded, live }
+    const cpu = cpuAfter.userMicros + cpuAfter.systemMicros - (cpuBefore.userMicros + cpuBefore.systemMicros)
+    const cpuMicrosPerRequest = cpu / Math.max(1, result.requests.total)
+    return { target, reqPerSec: result.requests.average, cpuMicrosPerRequest, rest, loaded, live }
   } finally {
     child.kill()
   }
@@ -115,6 +122,7 @@ try {
     [
       "target",
       "req/s",
+      "CPU us/req",
       "before target",
       "at rest",
       "peak RSS",
@@ -129,6 +137,7 @@ try {
       [
         r.target,
         Math.round(r.reqPerSec),
+        Math.round(r.cpuMicrosPerRequest),
         f(r.rest.beforeTargetMiB),
         f(r.rest.rssMiB),
         f(r.live.maxRssMiB),

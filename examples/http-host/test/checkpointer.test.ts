@@ -30,22 +30,53 @@ const waitFor = async (condition: () => boolean, ms = 5000) => {
   }
 }
 
+/** Keeps the event loop busy for `ms`, in turns of a few milliseconds (timers still run between them). */
+const busyFor = (ms: number) =>
+  new Promise<void>((resolve) => {
+    const until = Date.now() + ms
+    const turn = () => {
+      const end = Math.min(until, Date.now() + 5)
+      while (Date.now() < end) {
+        // a request's work
+      }
+      if (Date.now() >= until) resolve()
+      else setImmediate(turn)
+    }
+    setImmediate(turn)
+  })
+
+/** A WAL of 2000 committed rows (about 2 MB) that nothing has checkpointed yet. */
+const filledWal = () => {
+  const { db, file } = walDatabase()
+  const insert = db.prepare("insert into t (v) values (?)")
+  db.transaction(() => {
+    for (let i = 0; i < 2000; i++) insert.run("x".repeat(1000))
+  })()
+  expect(statSync(file).size).toBeLessThan(64 * 1024) // everything is still in the WAL
+  return { db, file }
+}
+
 describe("checkpointer", () => {
-  it("copies committed pages into the database file from its worker, without the writer checkpointing", async () => {
-    const { db, file } = walDatabase()
-    const insert = db.prepare("insert into t (v) values (?)")
-    db.transaction(() => {
-      for (let i = 0; i < 2000; i++) insert.run("x".repeat(1000))
-    })()
-    const before = statSync(file).size
-    expect(before).toBeLessThan(64 * 1024) // everything is still in the WAL
+  it("copies committed pages into the database file when the event loop has time to spare, without the writer checkpointing", async () => {
+    const { db, file } = filledWal()
     const checkpointer = startCheckpointer(file, { intervalMs: 10 })
     await waitFor(() => statSync(file).size > 1024 * 1024)
     await checkpointer.stop()
-    // Nothing left for a checkpoint to copy: the worker got it all.
+    // Nothing left for a checkpoint to copy: the checkpointer got it all.
     const [result] = db.pragma("wal_checkpoint(PASSIVE)") as Array<{ log: number; checkpointed: number }>
     expect(result!.checkpointed).toBe(result!.log)
     expect(db.prepare("select count(*) as n from t").get()).toEqual({ n: 2000 })
+    db.close()
+  })
+
+  it("waits while the event loop is busy, and checkpoints anyway once maxDelayMs have passed", async () => {
+    const { db, file } = filledWal()
+    const checkpointer = startCheckpointer(file, { intervalMs: 10, maxDelayMs: 400 })
+    await busyFor(150)
+    expect(statSync(file).size).toBeLessThan(64 * 1024)
+    await busyFor(600)
+    expect(statSync(file).size).toBeGreaterThan(1024 * 1024)
+    await checkpointer.stop()
     db.close()
   })
 
