@@ -10,7 +10,6 @@ import { Accounts, Config } from "@waybill/core"
 import { serve, waybillLayer } from "../src/host.js"
 import { benchLog } from "./logSink.js"
 import { join, dirname } from "node:path"
-import { BENCH_POOL_SIZE, pgSettings } from "./postgres.js"
 import { PRAGMA_NAMES, pragmaValue } from "./sqlite.js"
 import type { StartTarget } from "./target.js"
 import { BENCH_OPERATOR_TOKEN } from "./documentScenarios.js"
@@ -25,15 +24,18 @@ const benchConfig = {
 }
 
 export const startWaybill: StartTarget = async ({ dbFile, host, port, databaseUrl }) => {
+  // The PostgreSQL helpers (and the `pg` driver with them) load only for the *-pg scenarios, as
+  // the host loads its driver only with a database URL: a SQLite run holds neither.
+  const postgres = databaseUrl === undefined ? undefined : await import("./postgres.js")
   // The documents scenarios upload through /ops/v1 and run over plain HTTP (see documentScenarios.ts).
   // On PostgreSQL every host of a run reads the same secret file, beside the first one's files.
   const where = {
     dbFile,
-    ...(databaseUrl === undefined
+    ...(databaseUrl === undefined || postgres === undefined
       ? {}
       : {
           databaseUrl: Redacted.make(databaseUrl),
-          poolSize: BENCH_POOL_SIZE,
+          poolSize: postgres.BENCH_POOL_SIZE,
           secretFile: join(dirname(dbFile), "fleet.secret")
         })
   }
@@ -58,14 +60,14 @@ export const startWaybill: StartTarget = async ({ dbFile, host, port, databaseUr
       )
     )
     const pragmas: Record<string, string> = {}
-    if (databaseUrl === undefined) {
+    if (postgres === undefined) {
       for (const name of PRAGMA_NAMES) {
         const result = await sql.raw(`pragma ${name}`).execute(db)
         pragmas[name] = pragmaValue(result.rows)
       }
     } else {
       const query = async (text: string) => (await sql.raw(text).execute(db)).rows as Array<Record<string, unknown>>
-      Object.assign(pragmas, await pgSettings(query, BENCH_POOL_SIZE))
+      Object.assign(pragmas, await postgres.pgSettings(query, postgres.BENCH_POOL_SIZE))
     }
     const count = async (table: string): Promise<number> => {
       const result = await sql.raw(`select count(*) as n from ${table}`).execute(db)

@@ -16,13 +16,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type { Kysely } from "kysely"
-import pg from "pg"
 import { Admission, type Cancel, WaybillConfig, type WaybillConfigShape } from "@waybill/core"
 import { nodeEntropy } from "./entropy.js"
 import { DEFAULT_BLOB_CACHE_MIB } from "./config.js"
 import { BlobCache } from "@waybill/blob-cache"
 import { BlobFs } from "@waybill/blob-fs"
-import { BlobPg } from "@waybill/blob-pg"
+import type { BlobPg } from "@waybill/blob-pg"
 import { GeoUs } from "@waybill/geo-us"
 import { ImageSharp } from "@waybill/image-sharp"
 import { RateLimitBuffered } from "@waybill/rate-limit-buffered"
@@ -40,6 +39,7 @@ import {
   type WaybillDatabase
 } from "@waybill/storage-kysely"
 import { SAFETY_NET_PAGES, startCheckpointer } from "./checkpointer.js"
+import { loadOptional } from "./optional.js"
 import { type LogOptions, loggingLayer, prometheusPage, readiness } from "./observability.js"
 import { type MailHostOptions, provisioningLayer } from "./provisioning.js"
 import { checkMasterSecret, keyRingLayer, loadMasterSecret } from "./secrets.js"
@@ -124,8 +124,9 @@ export interface OpenDatabase {
 /** Options of {@link openDatabase}. */
 export interface OpenOptions {
   /**
-   * Run WAL checkpoints in a worker thread instead of inside commits on the event loop
-   * (`checkpointer.ts`); `serve` turns this on, short-lived CLI commands do not need it.
+   * Run WAL checkpoints from a connection of their own, when the event loop has time to spare,
+   * instead of inside commits (`checkpointer.ts`); `serve` turns this on, short-lived CLI
+   * commands do not need it.
    */
   readonly backgroundCheckpoints?: boolean
 }
@@ -154,6 +155,8 @@ const migrated = (engine: StorageEngine): Promise<void> =>
 
 const openPostgres = async (url: Redacted.Redacted<string>, poolSize = DEFAULT_POOL_SIZE): Promise<OpenDatabase> => {
   if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`the pool size must be a positive integer`)
+  // The driver loads only here: a host on SQLite never holds it.
+  const { default: pg } = await loadOptional("PostgreSQL (--database-url)", "pg", () => import("pg"))
   const pool = new pg.Pool({ connectionString: Redacted.value(url), max: poolSize, connectionTimeoutMillis: 10_000 })
   // A connection that breaks (server restart, network cut) is dropped and the next checkout opens
   // a new one; the message is logged, never the URL (it may hold a password).
@@ -223,12 +226,18 @@ const blobPlace = (engine: StorageEngine, options: HostOptions): string | "datab
     ? "database"
     : (options.blobDir ?? `${options.dbFile}.blobs`)
 
+/** Document files in the database: the adapter loads with the layer, only on PostgreSQL. */
+const blobPgLayer = (engine: StorageEngine) =>
+  Layer.unwrapEffect(
+    Effect.promise(() => import("@waybill/blob-pg")).pipe(Effect.map(({ BlobPg }) => BlobPg.layer(enginePool(engine))))
+  )
+
 /** The document files' store, with the small ones kept in memory once downloaded. */
 const blobLayer = (engine: StorageEngine, options: HostOptions) => {
   const place = blobPlace(engine, options)
   return Layer.provide(
     BlobCache.layer({ maxBytes: options.blobCacheBytes ?? DEFAULT_BLOB_CACHE_BYTES }),
-    place === "database" ? BlobPg.layer(enginePool(engine)) : BlobFs.layer(place)
+    place === "database" ? blobPgLayer(engine) : BlobFs.layer(place)
   )
 }
 

@@ -5,6 +5,9 @@
  * checks behind `GET /readyz`, and the Prometheus page behind `GET /metrics`
  * (`@waybill/metrics-prometheus`, with gauges the host reads from its database at scrape time).
  * A team embedding Waybill writes the same few lines in its own server.
+ *
+ * The Prometheus adapter (and prom-client with it) loads on the first scrape: Waybill counts
+ * with Effect metrics from the start, so a host that is never scraped never loads it.
  */
 import { constants } from "node:fs"
 import { access, mkdir } from "node:fs/promises"
@@ -12,9 +15,10 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
 import type { MetricsPage, ReadinessCheck } from "@waybill/http"
-import * as PrometheusMetrics from "@waybill/metrics-prometheus"
+import type * as PrometheusMetrics from "@waybill/metrics-prometheus"
 import type { StorageEngine } from "@waybill/storage-kysely"
 import { sql } from "kysely"
+import { loadOptional, once } from "./optional.js"
 
 /** How log lines look: one JSON object per line (default), or Effect's pretty lines for a terminal. */
 export type LogFormat = "json" | "pretty"
@@ -91,27 +95,38 @@ export const readiness = (sources: ReadinessSources) => async (): Promise<Readon
 
 /**
  * The Prometheus page of the host: Waybill's Effect metrics plus the webhook queue depth (pending
- * deliveries, counted at scrape time) and, on PostgreSQL, the pool's use.
+ * deliveries, counted at scrape time) and, on PostgreSQL, the pool's use. The adapter is loaded
+ * by the first scrape; a scrape that cannot load it fails with the reason (the handler logs it
+ * and answers 500).
  */
 export const prometheusPage = (
   engine: StorageEngine,
   pool?: PrometheusMetrics.PoolStats
-): (() => Promise<MetricsPage>) =>
-  PrometheusMetrics.make({
-    gauges: [
-      ...(pool === undefined ? [] : [PrometheusMetrics.poolGauge(pool)]),
-      {
-        name: "waybill_webhook_queue_depth",
-        help: "Webhook deliveries waiting to be sent (pending), read at scrape time.",
-        read: async () => {
-          const row = await engine.kysely
-            .selectFrom("waybill_webhook_deliveries")
-            // A literal, so the count reads the index of pending rows rather than the table.
-            .where("status", "=", sql.lit("pending"))
-            .select((eb) => eb.fn.countAll<number | string>().as("n"))
-            .executeTakeFirstOrThrow()
-          return [{ value: Number(row.n) }]
+): (() => Promise<MetricsPage>) => {
+  const prometheus = once(async () => {
+    const Prometheus = await loadOptional(
+      "GET /metrics",
+      "@waybill/metrics-prometheus",
+      () => import("@waybill/metrics-prometheus")
+    )
+    return Prometheus.make({
+      gauges: [
+        ...(pool === undefined ? [] : [Prometheus.poolGauge(pool)]),
+        {
+          name: "waybill_webhook_queue_depth",
+          help: "Webhook deliveries waiting to be sent (pending), read at scrape time.",
+          read: async () => {
+            const row = await engine.kysely
+              .selectFrom("waybill_webhook_deliveries")
+              // A literal, so the count reads the index of pending rows rather than the table.
+              .where("status", "=", sql.lit("pending"))
+              .select((eb) => eb.fn.countAll<number | string>().as("n"))
+              .executeTakeFirstOrThrow()
+            return [{ value: Number(row.n) }]
+          }
         }
-      }
-    ]
-  }).page
+      ]
+    })
+  })
+  return async () => (await prometheus()).page()
+}
