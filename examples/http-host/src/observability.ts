@@ -93,22 +93,29 @@ export const readiness = (sources: ReadinessSources) => async (): Promise<Readon
   ]
 }
 
+/** Loads the Prometheus adapter (tests replace it to make it fail). */
+export type PrometheusLoader = () => Promise<typeof PrometheusMetrics>
+
+const loadPrometheus: PrometheusLoader = () =>
+  loadOptional("GET /metrics", "@waybill/metrics-prometheus", () => import("@waybill/metrics-prometheus"))
+
 /**
  * The Prometheus page of the host: Waybill's Effect metrics plus the webhook queue depth (pending
  * deliveries, counted at scrape time) and, on PostgreSQL, the pool's use. The adapter is loaded
- * by the first scrape; a scrape that cannot load it fails with the reason (the handler logs it
- * and answers 500).
+ * by the first scrape. A scrape that cannot load it answers 500; the handler logs only an
+ * error's class (a driver's message may hold a password), so the reason goes to standard error
+ * here, and the next scrape tries again.
  */
 export const prometheusPage = (
   engine: StorageEngine,
-  pool?: PrometheusMetrics.PoolStats
+  pool?: PrometheusMetrics.PoolStats,
+  load: PrometheusLoader = loadPrometheus
 ): (() => Promise<MetricsPage>) => {
   const prometheus = once(async () => {
-    const Prometheus = await loadOptional(
-      "GET /metrics",
-      "@waybill/metrics-prometheus",
-      () => import("@waybill/metrics-prometheus")
-    )
+    const Prometheus = await load().catch((error: unknown) => {
+      process.stderr.write(`waybill: ${error instanceof Error ? error.message : String(error)}\n`)
+      throw error
+    })
     return Prometheus.make({
       gauges: [
         ...(pool === undefined ? [] : [Prometheus.poolGauge(pool)]),

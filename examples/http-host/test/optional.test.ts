@@ -2,7 +2,12 @@
  * What the host loads late (the PostgreSQL driver, the Prometheus page) fails as clearly as an
  * import at start-up would: a missing package is named with the reason it is needed.
  */
-import { describe, expect, it } from "vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it, vi } from "vitest"
+import { openDatabase } from "../src/host.js"
+import { prometheusPage } from "../src/observability.js"
 import { loadOptional, once } from "../src/optional.js"
 
 /** A package name no registry holds, imported through a variable so nothing resolves it ahead of time. */
@@ -35,5 +40,35 @@ describe("once", () => {
     expect(await Promise.all([load(), load()])).toEqual([2, 2])
     expect(await load()).toBe(2)
     expect(calls).toBe(2)
+  })
+})
+
+describe("prometheusPage", () => {
+  it("loads the adapter with the first scrape; a scrape that cannot says why on standard error, and the next tries again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "waybill-metrics-"))
+    const database = await openDatabase(join(dir, "waybill.db"))
+    const written = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
+    try {
+      let loads = 0
+      const page = prometheusPage(database.engine, undefined, () => {
+        loads++
+        return loads === 1
+          ? loadOptional("GET /metrics", "@waybill/metrics-prometheus", () => import(missing))
+          : import("@waybill/metrics-prometheus")
+      })
+      expect(loads).toBe(0)
+      await expect(page()).rejects.toThrow(/^GET \/metrics needs the package @waybill\/metrics-prometheus/)
+      expect(written).toHaveBeenCalledWith(
+        expect.stringMatching(/^waybill: GET \/metrics needs the package @waybill\/metrics-prometheus, .*\n$/)
+      )
+      const scraped = await page()
+      expect(scraped.body).toContain("waybill_webhook_queue_depth 0")
+      await page()
+      expect(loads).toBe(2)
+    } finally {
+      written.mockRestore()
+      await database.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
