@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { sql } from "kysely"
-import type { Connection } from "./internal/connection.js"
+import type { Connection, Statement } from "./internal/connection.js"
 import { type ActivityEntry, type ActivityStoreShape, Page } from "./internal/core.js"
 import { keyset } from "./internal/paging.js"
 import type { ActivityTable } from "./Tables.js"
@@ -41,28 +41,33 @@ const toRow = (e: ActivityEntry) => ({
 })
 
 /**
- * Rows per insert statement: 9 parameters a row keeps a statement under SQLite's 32766 bound
- * parameters (and PostgreSQL's 65535) with room to spare. The recorder's batches are 500.
+ * Rows per insert statement, at most. A batch of any size is written as inserts of 64 rows and
+ * the rest as inserts of 32, 16, ... 1 rows (its binary digits), so at most seven statement
+ * texts ever exist, each compiled and prepared once, instead of one text per batch size compiled
+ * and prepared on every write.
  */
-const ROWS_PER_INSERT = 1000
+const ROWS_PER_INSERT = 64
 
 /** `ActivityStore` over Kysely. */
 export const makeActivityStore = (conn: Connection): ActivityStoreShape => {
-  const { first, rows, withTransaction, write } = conn
+  const { batch, compileInsert, first, rows, write } = conn
   return {
-    // Compiled per batch rather than through `compileInsert`: batch sizes vary from 1 to 500, and
-    // each size would take a slot of the insert cache that booking's statements rely on.
-    append: (entries) =>
-      entries.length === 0
-        ? Effect.void
-        : withTransaction(
-            Effect.gen(function* () {
-              for (let i = 0; i < entries.length; i += ROWS_PER_INSERT) {
-                const chunk = entries.slice(i, i + ROWS_PER_INSERT).map(toRow)
-                yield* write("activity.append", (c) => c.insertInto("waybill_activity").values(chunk))
-              }
-            })
-          ),
+    // One batch: on SQLite it joins the next group commit beside the bookings.
+    append: (entries) => {
+      if (entries.length === 0) return Effect.void
+      const statements: Array<Statement> = []
+      const insert = (from: number, size: number) =>
+        statements.push(compileInsert("waybill_activity", entries.slice(from, from + size).map(toRow)))
+      let at = 0
+      for (; entries.length - at >= ROWS_PER_INSERT; at += ROWS_PER_INSERT) insert(at, ROWS_PER_INSERT)
+      for (let size = ROWS_PER_INSERT >> 1; size >= 1; size >>= 1) {
+        if (entries.length - at >= size) {
+          insert(at, size)
+          at += size
+        }
+      }
+      return Effect.asVoid(batch("activity.append", statements))
+    },
 
     list: (customerNo, query, page) => {
       const status = query.status

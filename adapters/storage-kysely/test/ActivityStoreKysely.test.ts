@@ -18,19 +18,28 @@ for (const target of targets) {
 
 for (const target of targets) {
   describe(`ActivityStoreKysely: ${target.name}`, () => {
-    it.scoped("a batch of 500 is one multi-row insert, in one transaction", () =>
+    it.scoped("a batch is a few multi-row inserts of at most seven fixed shapes, in one transaction", () =>
       Effect.gen(function* () {
         const { db, all } = yield* recording(target)
         yield* migrate(db)
         const { activity } = yield* StorageKysely.make(db)
-        const entries = Array.from({ length: 500 }, (_, i) => ActivityStoreContract.entry("1000001", 1_000 + i))
-        all.length = 0
-        yield* activity.append(entries)
-        const inserts = all.filter((s) => /^insert into "waybill_activity"/.test(s.sql))
-        expect(inserts).toHaveLength(1)
-        expect(inserts[0]!.parameters).toHaveLength(500 * 9)
-        // One commit (on SQLite the group commit's batch, with the unit under a savepoint).
-        expect(all.filter((s) => /^commit/i.test(s.sql))).toHaveLength(1)
+        const texts = new Set<string>()
+        let at = 1_000
+        for (const size of [500, 1, 77, 64, 499, 2]) {
+          const entries = Array.from({ length: size }, () => ActivityStoreContract.entry("1000001", at++))
+          all.length = 0
+          yield* activity.append(entries)
+          const inserts = all.filter((s) => /^insert into "waybill_activity"/.test(s.sql))
+          // 64 rows a statement, the rest by its binary digits (500 = 7 x 64 + 32 + 16 + 4).
+          expect(inserts.length).toBe(
+            Math.floor(size / 64) + [...(size % 64).toString(2)].filter((d) => d === "1").length
+          )
+          expect(inserts.reduce((n, s) => n + s.parameters.length, 0)).toBe(size * 9)
+          for (const s of inserts) texts.add(s.sql)
+          // One commit (on SQLite the group commit's batch, with the unit under a savepoint).
+          expect(all.filter((s) => /^commit/i.test(s.sql))).toHaveLength(1)
+        }
+        expect(texts.size).toBeLessThanOrEqual(7)
       })
     )
 
