@@ -6,7 +6,7 @@
  * is what drives garbage-collection time and the old generation's growth under load (peak RSS).
  */
 import { Session } from "node:inspector/promises"
-import { areaOf } from "./profile.js"
+import { areaOf, repoPath } from "./profile.js"
 
 interface Node {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
@@ -32,6 +32,11 @@ export interface Allocations {
   readonly byPackage: ReadonlyArray<readonly [string, number]>
   /** Sampled bytes by allocating function (`name file:line`), largest first. */
   readonly byFunction: ReadonlyArray<readonly [string, number]>
+  /**
+   * Sampled bytes by the innermost function of this repository on the allocating stack (library
+   * allocations charged to the Waybill code that called into the library), largest first.
+   */
+  readonly byWaybillFrame: ReadonlyArray<readonly [string, number]>
   readonly totalBytes: number
 }
 
@@ -51,25 +56,33 @@ export const startAllocationSampling = async (intervalBytes = 32 * 1024) => {
       session.disconnect()
       const sums = new Map<string, number>()
       const functions = new Map<string, number>()
+      const frames = new Map<string, number>()
       let totalBytes = 0
-      const walk = (node: Node) => {
+      const walk = (node: Node, waybill: string) => {
         const name = packageOf(node.callFrame.url)
         sums.set(name, (sums.get(name) ?? 0) + node.selfSize)
         const { functionName, lineNumber, url } = node.callFrame
         const where = `${functionName || "(anonymous)"} ${url.slice(url.lastIndexOf("/") + 1)}:${lineNumber + 1}`
         functions.set(where, (functions.get(where) ?? 0) + node.selfSize)
+        const own = repoPath(url)
+        const nearest = own === undefined ? waybill : `${functionName || "(anonymous)"} ${own}:${lineNumber + 1}`
+        frames.set(nearest, (frames.get(nearest) ?? 0) + node.selfSize)
         totalBytes += node.selfSize
-        for (const child of node.children) walk(child)
+        for (const child of node.children) walk(child, nearest)
       }
-      walk(profile.head)
+      walk(profile.head, "(no Waybill frame)")
       const largest = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1])
-      return { byPackage: largest(sums), byFunction: largest(functions), totalBytes }
+      return { byPackage: largest(sums), byFunction: largest(functions), byWaybillFrame: largest(frames), totalBytes }
     }
   }
 }
 
 /** Prints {@link Allocations} per unit of work (`count` of them): the 12 largest packages, the 15 largest functions. */
-export const printAllocations = ({ byFunction, byPackage, totalBytes }: Allocations, count: number, unit: string) => {
+export const printAllocations = (
+  { byFunction, byPackage, byWaybillFrame, totalBytes }: Allocations,
+  count: number,
+  unit: string
+) => {
   const kb = (bytes: number) => `${(bytes / 1024 / count).toFixed(1)} KB`
   const line = ([name, bytes]: readonly [string, number]) =>
     console.log(`${kb(bytes).padStart(10)} ${((bytes / totalBytes) * 100).toFixed(1).padStart(5)}%  ${name}`)
@@ -77,4 +90,6 @@ export const printAllocations = ({ byFunction, byPackage, totalBytes }: Allocati
   byPackage.slice(0, 12).forEach(line)
   console.log("by allocating function:")
   byFunction.slice(0, 15).forEach(line)
+  console.log("by nearest Waybill frame (library allocations charged to the Waybill code that called in):")
+  byWaybillFrame.slice(0, 20).forEach(line)
 }
