@@ -1,27 +1,32 @@
 /**
  * @module DocumentStoreKysely
  *
- * `DocumentStore` over Kysely: order state (`waybill_orders`, created lazily) and documents
- * (`waybill_documents`). Orders are read from `waybill_shipments` joined with their state, so a
- * lookup is one indexed query whatever the field.
+ * `DocumentStore` over Kysely: order state (`waybill_orders`, created lazily), documents
+ * (`waybill_documents`) and download grants (`waybill_ticket_grants`). Orders are read from
+ * `waybill_shipments` joined with their state, so a lookup is one indexed query whatever the
+ * field, and it brings each order's current documents along.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type Insertable, type Selectable, type SqlBool, sql } from "kysely"
-import type { Connection, Statement } from "./internal/connection.js"
+import { type Connection, mapResult, type Statement } from "./internal/connection.js"
 import {
   type DocumentRecord,
   type DocumentStoreShape,
   type OrderRecord,
   Page,
+  StorageError,
   VersionConflict
 } from "./internal/core.js"
 import { keyset } from "./internal/paging.js"
-import type { DocumentsTable } from "./Tables.js"
+import type { DocumentsTable, TicketGrantsTable } from "./Tables.js"
 
 const num = (v: number | string | bigint): number => Number(v)
 
-type LookupField = Parameters<DocumentStoreShape["findOrders"]>[0]["field"]
+type LookupField = Parameters<DocumentStoreShape["lookupOrders"]>[0]["field"]
+type OrderListing = Effect.Effect.Success<ReturnType<DocumentStoreShape["lookupOrders"]>>[number]
+type ListedDocument = OrderListing["documents"][number]
+type TicketGrant = Parameters<DocumentStoreShape["insertGrant"]>[0]
 
 /** The `waybill_documents` row of a document. */
 const documentRow = (d: DocumentRecord): Insertable<DocumentsTable> => ({
@@ -111,6 +116,120 @@ const bindSlots = (params: Record<string, unknown>, names: ReadonlyArray<string>
  */
 const MAX_SHAPES = 256
 
+/** A lookup's document columns, prefixed so they never clash with the order's. */
+const documentColumns = [
+  "d.id as d_id",
+  "d.kind as d_kind",
+  "d.order_version as d_order_version",
+  "d.batch as d_batch",
+  "d.page as d_page",
+  "d.type as d_type",
+  "d.source_id as d_source_id",
+  "d.version as d_version",
+  "d.hidden as d_hidden",
+  "d.removed as d_removed",
+  "d.captured_at as d_captured_at",
+  "d.created_at as d_created_at"
+] as const
+
+type DbNumber = number | string | bigint
+
+/** A row of the lookup: an order, and one of its current documents or nulls. */
+interface LookupRow {
+  readonly track_no: string
+  readonly billing_reference: string
+  readonly contact: string
+  readonly invoice_no: string | null
+  readonly current_version: DbNumber | null
+  readonly d_id: string | null
+  readonly d_kind: string
+  readonly d_order_version: DbNumber
+  readonly d_batch: DbNumber
+  readonly d_page: DbNumber
+  readonly d_type: string
+  readonly d_source_id: string
+  readonly d_version: DbNumber
+  readonly d_hidden: DbNumber
+  readonly d_removed: DbNumber
+  readonly d_captured_at: DbNumber
+  readonly d_created_at: DbNumber
+}
+
+/** The lookup's rows grouped by order, in the order each order first appears. */
+const listingsOf = (rows: ReadonlyArray<LookupRow>): Array<OrderListing> => {
+  const byOrder = new Map<
+    string,
+    { readonly order: OrderListing["order"]; readonly documents: Array<ListedDocument> }
+  >()
+  for (const r of rows) {
+    let listing = byOrder.get(r.track_no)
+    if (listing === undefined) {
+      listing = {
+        order: {
+          trackNo: r.track_no,
+          reference: r.billing_reference,
+          requestedBy: r.contact,
+          invoice: r.invoice_no ?? "",
+          currentVersion: r.current_version === null ? 1 : num(r.current_version)
+        },
+        documents: []
+      }
+      byOrder.set(r.track_no, listing)
+    }
+    if (r.d_id !== null)
+      listing.documents.push({
+        id: r.d_id,
+        kind: r.d_kind as ListedDocument["kind"],
+        orderVersion: num(r.d_order_version),
+        batch: num(r.d_batch),
+        page: num(r.d_page),
+        type: r.d_type,
+        sourceId: r.d_source_id,
+        version: num(r.d_version),
+        hidden: num(r.d_hidden) !== 0,
+        removed: num(r.d_removed) !== 0,
+        capturedAt: num(r.d_captured_at),
+        createdAt: num(r.d_created_at)
+      })
+  }
+  return [...byOrder.values()]
+}
+
+/** The `documents` column of a grant: each document's id and version in turn, as JSON. */
+const grantDocumentsText = (documents: TicketGrant["documents"]): string => {
+  const flat = new Array<string | number>(documents.length * 2)
+  for (let i = 0; i < documents.length; i++) {
+    flat[2 * i] = documents[i]!.id
+    flat[2 * i + 1] = documents[i]!.version
+  }
+  return JSON.stringify(flat)
+}
+
+/** The documents of a grant's `documents` column, or undefined when the text is not what {@link grantDocumentsText} writes. */
+const grantDocumentsOf = (text: string): TicketGrant["documents"] | undefined => {
+  let flat: unknown
+  try {
+    flat = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (!Array.isArray(flat) || flat.length % 2 !== 0) return undefined
+  const documents = new Array<{ readonly id: string; readonly version: number }>(flat.length / 2)
+  for (let i = 0; i < documents.length; i++) {
+    const id: unknown = flat[2 * i]
+    const version: unknown = flat[2 * i + 1]
+    if (typeof id !== "string" || typeof version !== "number" || !Number.isSafeInteger(version)) return undefined
+    documents[i] = { id, version }
+  }
+  return documents
+}
+
+/** The first 8 hex digits of the ids of grants that expire within the second of `at` (epoch ms). */
+const expirySecondHex = (at: number): string =>
+  Math.floor(at / 1000)
+    .toString(16)
+    .padStart(8, "0")
+
 /** `DocumentStore` over Kysely. */
 export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
   const { execute, prepare, rows, write } = conn
@@ -132,12 +251,18 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
   type Params = Readonly<Record<string, unknown>>
 
   /**
-   * The lookup's orders: one indexed query whatever the field and however many values. The
-   * values and the readable accounts are `in` lists; each list length gets its own compiled
-   * statement (run synchronously on a registered SQLite handle), so a lookup of 100 values is
-   * neither 100 queries nor a query rebuilt by Kysely on every call.
+   * The lookup's orders with their current documents: one indexed query whatever the field and
+   * however many values. The values and the readable accounts are `in` lists; each list length
+   * gets its own compiled statement, so a lookup of 100 values is neither 100 queries nor a query
+   * rebuilt by Kysely on every call. Only the columns the answer, the visibility rule and the
+   * tickets read: each column of a 100-row answer costs about as much as a tenth of the joins.
+   *
+   * `bounded`: the orders are limited to `limit` (written into the text: a bound LIMIT in a
+   * subquery makes SQLite prepare the statement again on every run) in a subquery before their
+   * documents are joined. A lookup by tracking numbers finds at most one order per value, so
+   * with fewer values than the limit it needs no bound and joins directly.
    */
-  const findOrdersSql = (field: LookupField, customerCount: number, valueCount: number) => {
+  const lookupSql = (field: LookupField, customerCount: number, valueCount: number, bounded: number | undefined) => {
     const customerSlots = slotNames("c", customerCount)
     const valueSlots = slotNames("v", valueCount)
     return prepare((c, p: Params) => {
@@ -147,7 +272,9 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
       // (customer_no, lower(billing_reference)) index (0016) find the candidates.
       const byReference = (column: "s.billing_reference" | "b.billing_reference") =>
         sql<SqlBool>`(lower(${sql.ref(column)}) in (${sql.join(values.map((v) => sql`lower(${v})`))}) and ${sql.ref(column)} in (${sql.join(values)}))`
-      return orders(c)
+      const matching = c
+        .selectFrom("waybill_shipments as s")
+        .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
         .where(
           // A reference lookup is the account's index's job. Every other field finds its rows
           // by a key of its own (a tracking number, an invoice number), and the account is only
@@ -187,8 +314,41 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
                       )
                   )
         )
-        .orderBy("s.track_no")
-        .limit(p["limit"] as number)
+      const orderColumns = [
+        "s.track_no",
+        "s.billing_reference",
+        "s.contact",
+        "o.invoice_no",
+        "o.current_version"
+      ] as const
+      if (bounded === undefined)
+        return matching
+          .leftJoin("waybill_documents as d", (join) =>
+            join
+              .onRef("d.track_no", "=", "s.track_no")
+              .on((eb) =>
+                eb.or([
+                  eb("d.kind", "=", "signature"),
+                  eb("d.order_version", "=", eb.fn.coalesce("o.current_version", eb.lit(1)))
+                ])
+              )
+          )
+          .select(orderColumns)
+          .select(documentColumns)
+      return c
+        .selectFrom(matching.select(orderColumns).orderBy("s.track_no").limit(sql.lit(bounded)).as("s"))
+        .leftJoin("waybill_documents as d", (join) =>
+          join
+            .onRef("d.track_no", "=", "s.track_no")
+            .on((eb) =>
+              eb.or([
+                eb("d.kind", "=", "signature"),
+                eb("d.order_version", "=", eb.fn.coalesce("s.current_version", eb.lit(1)))
+              ])
+            )
+        )
+        .select(["s.track_no", "s.billing_reference", "s.contact", "s.invoice_no", "s.current_version"])
+        .select(documentColumns)
     })
   }
 
@@ -269,15 +429,46 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
     c.selectFrom("waybill_documents").selectAll().where("id", "=", p.id)
   )
 
+  const insertGrantSql = prepare(
+    (
+      c,
+      p: {
+        readonly id: string
+        readonly customerNo: string
+        readonly keyId: string
+        readonly keyMode: string
+        readonly keyGeneration: number
+        readonly expiresAt: number
+        readonly documents: string
+      }
+    ) =>
+      c.insertInto("waybill_ticket_grants").values({
+        id: p.id,
+        customer_no: p.customerNo,
+        key_id: p.keyId,
+        key_mode: p.keyMode,
+        key_generation: p.keyGeneration,
+        expires_at: p.expiresAt,
+        documents: p.documents
+      })
+  )
+  const findGrantSql = prepare((c, p: { readonly id: string }) =>
+    c
+      .selectFrom("waybill_ticket_grants")
+      .select(["customer_no", "key_id", "key_mode", "key_generation", "expires_at", "documents"])
+      .where("id", "=", p.id)
+  )
+
   const store: DocumentStoreShape = {
-    findOrders: ({ customers, field, limit, values }) => {
+    lookupOrders: ({ customers, field, limit, values }) => {
       if (customers.length === 0 || values.length === 0) return Effect.succeed([])
-      const make = () => findOrdersSql(field, customers.length, values.length)
-      const statement = shaped(`orders|${field}|${customers.length}|${values.length}`, make) ?? make()
-      const params: Record<string, unknown> = { limit }
+      const bounded = field === "control_no" && values.length < limit ? undefined : limit
+      const make = () => lookupSql(field, customers.length, values.length, bounded)
+      const statement = shaped(`lookup|${field}|${customers.length}|${values.length}|${bounded}`, make) ?? make()
+      const params: Record<string, unknown> = {}
       bindSlots(params, slotNames("c", customers.length), customers)
       bindSlots(params, slotNames("v", values.length), values)
-      return execute("orders.find", statement(params)).pipe(Effect.map((r) => (r.rows as Array<OrderRow>).map(toOrder)))
+      return mapResult(execute("orders.lookup", statement(params)), (r) => listingsOf(r.rows as Array<LookupRow>))
     },
 
     findOrder: (trackNo) =>
@@ -394,7 +585,60 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
           .insertInto("waybill_orders")
           .values({ track_no: trackNo, current_version: 1, invoice_no: invoice })
           .onConflict((oc) => oc.column("track_no").doUpdateSet({ invoice_no: invoice }))
-      ).pipe(Effect.asVoid)
+      ).pipe(Effect.asVoid),
+
+    insertGrant: (grant) =>
+      mapResult(
+        execute(
+          "grants.insert",
+          insertGrantSql({
+            id: grant.id,
+            customerNo: grant.customerNo,
+            keyId: grant.keyId,
+            keyMode: grant.keyMode,
+            keyGeneration: grant.keyGeneration,
+            expiresAt: grant.expiresAt,
+            documents: grantDocumentsText(grant.documents)
+          })
+        ),
+        () => undefined
+      ),
+
+    findGrant: (id) =>
+      Effect.flatMap(execute("grants.find", findGrantSql({ id })), (r) => {
+        const row = r.rows[0] as Selectable<TicketGrantsTable> | undefined
+        if (row === undefined) return Effect.succeed(Option.none())
+        const documents = grantDocumentsOf(row.documents)
+        if (documents === undefined || (row.key_mode !== "live" && row.key_mode !== "test"))
+          return Effect.fail(new StorageError({ operation: "grants.find", cause: `grant ${id} is malformed` }))
+        return Effect.succeed(
+          Option.some<TicketGrant>({
+            id,
+            customerNo: row.customer_no,
+            keyId: row.key_id,
+            keyMode: row.key_mode,
+            keyGeneration: num(row.key_generation),
+            expiresAt: num(row.expires_at),
+            documents
+          })
+        )
+      }),
+
+    // By a range of the primary key (ids start with the expiry second), then exactly by the
+    // expiry: a grant is never deleted before it has expired, whatever the ids' collation.
+    deleteExpiredGrants: (before, limit) =>
+      write("grants.delete-expired", (c) =>
+        c
+          .deleteFrom("waybill_ticket_grants")
+          .where("id", "in", (eb) =>
+            eb
+              .selectFrom("waybill_ticket_grants as g")
+              .select("g.id")
+              .where("g.id", "<", expirySecondHex(before))
+              .where("g.expires_at", "<=", before)
+              .limit(limit)
+          )
+      )
   }
 
   return store

@@ -798,6 +798,29 @@ const claimableDeliveries: Migration = {
 }
 
 /**
+ * Download grants (`DocumentStore.insertGrant`): one row per documents lookup, read by primary key
+ * on every download, deleted once expired by a range of that key (its first digits are the
+ * expiry second), so the table needs no other index.
+ */
+const ticketGrants: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("waybill_ticket_grants")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("customer_no", "text", (c) => c.notNull())
+      .addColumn("key_id", "text", (c) => c.notNull())
+      .addColumn("key_mode", "text", (c) => c.notNull())
+      .addColumn("key_generation", "integer", (c) => c.notNull())
+      .addColumn("expires_at", "bigint", (c) => c.notNull())
+      .addColumn("documents", "text", (c) => c.notNull())
+      .execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable("waybill_ticket_grants").ifExists().execute()
+  }
+}
+
+/**
  * Every migration, by name. Names sort in application order; Kysely refuses to run when the
  * database has applied a name this list lacks, which catches a downgraded library early.
  */
@@ -820,7 +843,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0015_activity": activity,
   "0017_activity_status": activityStatus,
   "0018_webhook_pending_order": pendingOrder,
-  "0019_webhook_claimable": claimableDeliveries
+  "0019_webhook_claimable": claimableDeliveries,
+  "0020_ticket_grants": ticketGrants
 }
 
 /**

@@ -191,6 +191,22 @@ export interface DocumentsTable {
 }
 
 /**
+ * One download grant (`DocumentStore.insertGrant`): what the tickets of one documents lookup
+ * grant. `id` is 28 hex digits, the expiry second first, so expired grants are a key range.
+ */
+export interface TicketGrantsTable {
+  readonly id: string
+  readonly customer_no: string
+  readonly key_id: string
+  /** `live` or `test`. */
+  readonly key_mode: string
+  readonly key_generation: Int
+  readonly expires_at: Millis
+  /** JSON array: each granted document's id and version in turn (`["doc_...", 2, ...]`). */
+  readonly documents: string
+}
+
+/**
  * One rate-limit or abuse counter (`RateLimiter`): hits of `key` in the fixed window starting
  * at `window_start`; `expires_at` is the window's end, after which the row is only pruned.
  */
@@ -419,6 +435,7 @@ export interface WaybillDatabase {
   readonly waybill_ip_blocks: IpBlocksTable
   readonly waybill_orders: OrdersTable
   readonly waybill_documents: DocumentsTable
+  readonly waybill_ticket_grants: TicketGrantsTable
   readonly waybill_rate_counters: RateCountersTable
   readonly waybill_registrations: RegistrationsTable
   readonly waybill_payment_enablements: PaymentEnablementsTable
@@ -460,5 +477,6 @@ export const tableNames: ReadonlyArray<keyof WaybillDatabase> = [
   "waybill_sessions",
   "waybill_user_tokens",
   "waybill_sign_in_locks",
-  "waybill_activity"
+  "waybill_activity",
+  "waybill_ticket_grants"
 ]

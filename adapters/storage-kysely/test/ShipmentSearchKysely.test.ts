@@ -76,7 +76,7 @@ for (const target of targets) {
         )
 
         queries.length = 0
-        yield* documents.findOrders({
+        yield* documents.lookupOrders({
           customers: [s.customerNo],
           field: "customer_reference",
           values: [s.billingReference],

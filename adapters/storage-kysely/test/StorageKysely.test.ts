@@ -232,7 +232,7 @@ describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQL
       expect(plan(last('select * from "waybill_stops"'))).toContain("sqlite_autoindex_waybill_stops_1")
 
       // Documents lookup by customer reference: the customer's shipments, then the reference among them.
-      yield* documents.findOrders({
+      yield* documents.lookupOrders({
         customers: [s.customerNo],
         field: "customer_reference",
         values: [s.billingReference],
@@ -242,7 +242,7 @@ describeSqliteOnly("migrations (SQLite query plans)", "EXPLAIN QUERY PLAN is SQL
         "waybill_shipments_customer_reference_lower_idx (customer_no=? AND <expr>=?)"
       )
       // Any field: each key by its own index, the reference by the account's (queryPlans.test.ts).
-      yield* documents.findOrders({ customers: [s.customerNo], field: "any", values: ["x"], limit: 10 })
+      yield* documents.lookupOrders({ customers: [s.customerNo], field: "any", values: ["x"], limit: 10 })
       expect(plan(last("select"))).toContain(
         "waybill_shipments_customer_reference_lower_idx (customer_no=? AND <expr>=?)"
       )

@@ -8,8 +8,9 @@ import * as path from "node:path"
 import Database from "better-sqlite3"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Webhook } from "@waybill/core"
-import { Fixtures, WebhookStoreContract } from "@waybill/testkit"
+import { DocumentStoreContract, Fixtures, WebhookStoreContract } from "@waybill/testkit"
 import { migrate, sqliteEngine, StorageKysely } from "../src/index.js"
 import { describeSqliteOnly } from "./dialects.js"
 
@@ -63,20 +64,22 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
       ) =>
         Effect.gen(function* () {
           seen.length = 0
-          const found = yield* stores.documents.findOrders({
+          const found = (yield* stores.documents.lookupOrders({
             field,
             values,
             customers: [shipment.customerNo],
             limit: 101
-          })
+          })).map((listing) => listing.order)
           const text = seen.find((s) => s.includes("waybill_shipments"))!
           // The plan does not depend on the values bound: any of the right number will do.
           const slots = (text.match(/\?/g) ?? []).length
           const plan = handle
             .prepare(`explain query plan ${text}`)
-            .all(...Array.from({ length: slots - 1 }, () => shipment.customerNo), 101)
+            .all(...Array.from({ length: slots }, () => shipment.customerNo))
             .map((r) => (r as { detail: string }).detail)
             .join(" | ")
+          // Each order's documents by the order's index, whatever found the order.
+          expect(plan).toMatch(/SEARCH d USING INDEX waybill_documents_order_idx \(track_no=\?/)
           return { found, plan }
         })
       // The account's index searched on the customer alone walks every shipment of the account.
@@ -106,6 +109,26 @@ describeSqliteOnly("SQLite query plans", "the plans are SQLite's", () => {
         expect(byAny.plan).toMatch(/customer_reference_lower_idx \(customer_no=\? AND <expr>=\?\)/)
         expect(byAny.plan).not.toMatch(walksAccount)
       }
+    })
+  )
+
+  it.scoped("a download reads its grant by primary key; the purge deletes a range of that key", () =>
+    Effect.gen(function* () {
+      const { seen, stores, planOf } = yield* recorded
+      const grant = DocumentStoreContract.grant(Fixtures.baseTime)
+      seen.length = 0
+      yield* stores.documents.insertGrant(grant)
+      yield* stores.documents.findGrant(grant.id)
+      const find = seen.find((s) => s.startsWith("select") && s.includes("waybill_ticket_grants"))!
+      expect(planOf(find).join(" | ")).toMatch(
+        /SEARCH waybill_ticket_grants USING INDEX sqlite_autoindex_waybill_ticket_grants_1 \(id=\?\)/
+      )
+      yield* stores.documents.deleteExpiredGrants(Fixtures.baseTime + 1000, 100)
+      const purge = seen.find((s) => s.startsWith("delete") && s.includes("waybill_ticket_grants"))!
+      expect(planOf(purge).join(" | ")).toMatch(
+        /SEARCH g USING INDEX sqlite_autoindex_waybill_ticket_grants_1 \(id<\?\)/
+      )
+      expect(yield* stores.documents.findGrant(grant.id)).toEqual(Option.none())
     })
   )
 

@@ -46,19 +46,12 @@ export const keyRingLayer = (master: Uint8Array, id = "k1") => {
   >
   return KeyRing.fromSecrets(secrets, {
     hmacSha256: (key, message) => createHmac("sha256", key).update(message).digest(),
+    // Webhook secrets at rest, and download tickets of the previous release.
     aes256Gcm: {
-      // A documents lookup seals up to a hundred tickets: the ciphertext and tag are written
-      // into one array rather than concatenated from three buffers.
       seal: (key, iv, aad, plaintext) => {
         const cipher = createCipheriv("aes-256-gcm", key, iv)
         cipher.setAAD(aad)
-        const body = cipher.update(plaintext)
-        const tail = cipher.final() // empty for GCM (no padding); kept for exactness
-        const out = new Uint8Array(body.length + tail.length + 16)
-        out.set(body, 0)
-        out.set(tail, body.length)
-        out.set(cipher.getAuthTag(), body.length + tail.length)
-        return out
+        return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()])
       },
       open: (key, iv, aad, sealed) => {
         if (sealed.length < 16) return undefined
@@ -70,6 +63,15 @@ export const keyRingLayer = (master: Uint8Array, id = "k1") => {
         } catch {
           return undefined
         }
+      }
+    },
+    // Download tickets: a lookup's blocks are one CTR keystream (one cipher for 100 tickets), a
+    // download deciphers its one block.
+    aes256Block: {
+      encipher: (key, first, count) => createCipheriv("aes-256-ctr", key, first).update(new Uint8Array(16 * count)),
+      decipher: (key, block) => {
+        const decipher = createDecipheriv("aes-256-ecb", key, null).setAutoPadding(false)
+        return Buffer.concat([decipher.update(block), decipher.final()])
       }
     }
   })

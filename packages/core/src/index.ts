@@ -62,7 +62,16 @@ export {
 } from "./access/ActivityStore.js"
 export { WaybillConfig, type WaybillConfigShape } from "./shared/Config.js"
 export { BlobStore, type BlobStoreShape, type OpenBlob } from "./documents/BlobStore.js"
-export { DocumentStore, type DocumentStoreShape, type LookupField, type OrderQuery } from "./shipments/DocumentStore.js"
+export {
+  DocumentStore,
+  type DocumentStoreShape,
+  type ListedDocument,
+  type ListedOrder,
+  type LookupField,
+  type OrderListing,
+  type OrderQuery,
+  type TicketGrant
+} from "./shipments/DocumentStore.js"
 export { ImageTransform, ImageTransformFailed, type ImageTransformShape } from "./documents/ImageTransform.js"
 export { Entropy, type EntropyShape } from "./shared/Entropy.js"
 export * from "./shared/Errors.js"

@@ -1,3 +1,4 @@
+import { createCipheriv, createDecipheriv, createHmac } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
@@ -5,7 +6,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Entropy } from "../src/shared/Entropy.js"
-import { KeyRing, type KeySecret, type SecretPurpose } from "../src/shared/KeyRing.js"
+import { type Aes256Block, type Aes256Gcm, KeyRing, type KeySecret, type SecretPurpose } from "../src/shared/KeyRing.js"
+import { DocumentStore, type DocumentStoreShape, type TicketGrant } from "../src/shipments/DocumentStore.js"
 import * as Ticket from "../src/documents/Ticket.js"
 
 const secret = (id: string, fill: number): KeySecret => ({
@@ -13,7 +15,33 @@ const secret = (id: string, fill: number): KeySecret => ({
   material: Redacted.make(new Uint8Array(32).fill(fill))
 })
 
-const ring = (ticket: ReadonlyArray<KeySecret>) => {
+/** The host's synchronous AES (`examples/http-host/src/secrets.ts` plugs in the same calls). */
+const nodeBlock: Aes256Block = {
+  encipher: (key, first, count) => createCipheriv("aes-256-ctr", key, first).update(new Uint8Array(16 * count)),
+  decipher: (key, block) => {
+    const d = createDecipheriv("aes-256-ecb", key, null).setAutoPadding(false)
+    return Buffer.concat([d.update(block), d.final()])
+  }
+}
+const nodeGcm: Aes256Gcm = {
+  seal: (key, iv, aad, plaintext) => {
+    const c = createCipheriv("aes-256-gcm", key, iv)
+    c.setAAD(aad)
+    return new Uint8Array(Buffer.concat([c.update(plaintext), c.final(), c.getAuthTag()]))
+  },
+  open: (key, iv, aad, sealed) => {
+    const d = createDecipheriv("aes-256-gcm", key, iv)
+    d.setAAD(aad)
+    d.setAuthTag(sealed.subarray(sealed.length - 16))
+    try {
+      return new Uint8Array(Buffer.concat([d.update(sealed.subarray(0, sealed.length - 16)), d.final()]))
+    } catch {
+      return undefined
+    }
+  }
+}
+
+const ring = (ticket: ReadonlyArray<KeySecret>, native = false) => {
   const other = [secret("x", 9)]
   const secrets: Record<SecretPurpose, ReadonlyArray<KeySecret>> = {
     "api-key": other,
@@ -21,49 +49,165 @@ const ring = (ticket: ReadonlyArray<KeySecret>) => {
     otp: other,
     webhook: other
   }
-  return KeyRing.fromSecrets(secrets)
+  return KeyRing.fromSecrets(secrets, native ? { aes256Block: nodeBlock, aes256Gcm: nodeGcm } : {})
 }
 
-const layer = (ticket: ReadonlyArray<KeySecret> = [secret("t1", 1)]) => Layer.merge(ring(ticket), Entropy.webCrypto)
+/** Grants kept in memory: the part of `DocumentStore` tickets use. */
+const grantStore = () => {
+  const grants = new Map<string, TicketGrant>()
+  const layer = Layer.succeed(DocumentStore, {
+    insertGrant: (grant: TicketGrant) => Effect.sync(() => void grants.set(grant.id, grant)),
+    findGrant: (id: string) => Effect.sync(() => Option.fromNullable(grants.get(id)))
+  } as unknown as DocumentStoreShape)
+  return { grants, layer }
+}
+
+const shared = grantStore()
+const layer = (ticket: ReadonlyArray<KeySecret> = [secret("t1", 1)], native = false) =>
+  Layer.mergeAll(ring(ticket, native), Entropy.webCrypto, shared.layer)
+
+/** Issues tickets and stores their grants, as `Documents` does. */
+const issue = (claims: Ticket.GrantClaims, documents: ReadonlyArray<{ id: string; version: number }>) =>
+  Effect.gen(function* () {
+    const issued = yield* Ticket.issue(claims, documents)
+    for (const grant of issued.grants) yield* (yield* DocumentStore).insertGrant(grant)
+    return issued
+  })
 
 const claimsArb = fc.record({
   customerNo: fc.stringMatching(/^[1-9]\d{6}$/),
   keyId: fc.string({ maxLength: 40 }),
   keyMode: fc.constantFrom("live" as const, "test" as const),
   keyGeneration: fc.integer({ min: 1, max: 1_000_000 }),
-  documentId: fc.string({ maxLength: 40 }),
-  documentVersion: fc.integer({ min: 1, max: 1_000_000 }),
   expiresAt: fc.integer({ min: 0, max: 4_102_444_800_000 })
 })
+const documentsArb = fc.array(
+  fc.record({ id: fc.string({ maxLength: 40 }), version: fc.integer({ min: 1, max: 1_000_000 }) }),
+  { minLength: 1, maxLength: 20 }
+)
 
-const sample: Ticket.Claims = {
+const sample: Ticket.GrantClaims = {
   customerNo: "1234567",
   keyId: "key_1234567_live",
   keyMode: "live",
   keyGeneration: 3,
-  documentId: "doc_01J0000000000000000000000",
-  documentVersion: 2,
   expiresAt: 1_767_225_600_000
 }
+const doc = { id: "doc_01J0000000000000000000000", version: 2 }
 
 describe("Ticket", () => {
-  it.effect("seals and opens a round trip; the ticket is base64url and reveals nothing", () =>
+  it.effect("issues one ticket per document, each opening its own document's claims; they reveal nothing", () =>
     Effect.gen(function* () {
-      const ticket = yield* Ticket.seal(sample)
-      expect(ticket).toMatch(/^[A-Za-z0-9_-]+$/)
-      for (const part of ["1234567", "doc_01J", "key_", "live"]) expect(ticket).not.toContain(part)
-      const decoded = new TextDecoder().decode(Ticket.decodeBase64Url(ticket))
-      for (const part of ["1234567", "doc_01J", "key_", "live"]) expect(decoded).not.toContain(part)
-      expect(yield* Ticket.open(ticket)).toEqual(Option.some(sample))
-      // A fresh IV each time: two tickets for the same claims differ.
-      expect(yield* Ticket.seal(sample)).not.toBe(ticket)
+      const documents = [doc, { id: "doc_01J0000000000000000000001", version: 5 }]
+      const { grants, tickets } = yield* issue(sample, documents)
+      expect(grants).toHaveLength(1)
+      expect(grants[0]!.id).toMatch(/^[0-9a-f]{28}$/)
+      // The expiry second leads the id.
+      expect(parseInt(grants[0]!.id.slice(0, 8), 16)).toBe(Math.floor(sample.expiresAt / 1000))
+      expect(grants[0]).toMatchObject({ ...sample, documents })
+      expect(tickets).toHaveLength(2)
+      for (const [i, ticket] of tickets.entries()) {
+        // Header (format, key id "t1") and one block: 20 bytes, 27 characters.
+        expect(ticket).toMatch(/^[A-Za-z0-9_-]{27}$/)
+        for (const part of ["1234567", "doc_01J", "key_", "live", grants[0]!.id.slice(0, 8)]) {
+          expect(ticket).not.toContain(part)
+          expect(new TextDecoder().decode(Ticket.decodeBase64Url(ticket))).not.toContain(part)
+        }
+        expect(yield* Ticket.open(ticket)).toEqual(
+          Option.some({ ...sample, documentId: documents[i]!.id, documentVersion: documents[i]!.version })
+        )
+      }
+      expect(tickets[0]).not.toBe(tickets[1])
+      // Every issue is a new grant: the same document gets another ticket.
+      const again = yield* issue(sample, [doc])
+      expect(again.grants[0]!.id).not.toBe(grants[0]!.id)
+      expect(again.tickets[0]).not.toBe(tickets[0])
+      expect(yield* Ticket.issue(sample, [])).toEqual({ grants: [], tickets: [] })
     }).pipe(Effect.provide(layer()))
   )
 
-  it.effect.prop("any claims round-trip", [claimsArb], ([claims]) =>
+  it.effect.prop("any claims and documents round-trip", [claimsArb, documentsArb], ([claims, documents]) =>
     Effect.gen(function* () {
-      expect(yield* Ticket.open(yield* Ticket.seal(claims))).toEqual(Option.some(claims))
+      const { tickets } = yield* issue(claims, documents)
+      for (const [i, ticket] of tickets.entries())
+        expect(yield* Ticket.open(ticket)).toEqual(
+          Option.some({ ...claims, documentId: documents[i]!.id, documentVersion: documents[i]!.version })
+        )
     }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a ticket is the AES-256 block of (grant id, index) under the key derived from the ticket secret", () =>
+    Effect.gen(function* () {
+      const documents = Array.from({ length: 3 }, (_, i) => ({ id: `doc_${i}`, version: 1 }))
+      const { grants, tickets } = yield* issue(sample, documents)
+      const key = createHmac("sha256", new Uint8Array(32).fill(1)).update("waybill ticket block key v2").digest()
+      for (const [i, ticket] of tickets.entries()) {
+        const plain = Buffer.alloc(16)
+        Buffer.from(grants[0]!.id, "hex").copy(plain, 0)
+        plain.writeUInt16BE(i, 14)
+        const c = createCipheriv("aes-256-ecb", key, null).setAutoPadding(false)
+        const block = Buffer.concat([c.update(plain), c.final()])
+        expect(Buffer.from(Ticket.decodeBase64Url(ticket)!)).toEqual(
+          Buffer.concat([Buffer.from([2, 2, 0x74, 0x31]), block])
+        )
+      }
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("more documents than a grant holds make several grants, the tickets still in order", () =>
+    Effect.gen(function* () {
+      const documents = Array.from({ length: Ticket.MAX_GRANT_DOCUMENTS + 2 }, (_, i) => ({ id: `d${i}`, version: i }))
+      const { grants, tickets } = yield* issue(sample, documents)
+      expect(grants.map((g) => g.documents.length)).toEqual([Ticket.MAX_GRANT_DOCUMENTS, 2])
+      expect(tickets).toHaveLength(documents.length)
+      expect(new Set(tickets).size).toBe(documents.length)
+      for (const i of [
+        0,
+        1,
+        Ticket.MAX_GRANT_DOCUMENTS - 1,
+        Ticket.MAX_GRANT_DOCUMENTS,
+        Ticket.MAX_GRANT_DOCUMENTS + 1
+      ])
+        expect(Option.getOrThrow(yield* Ticket.open(tickets[i]!)).documentId).toBe(`d${i}`)
+    }).pipe(Effect.provide(layer([secret("t1", 1)], true)))
+  )
+
+  it.effect("a ticket whose grant is not stored (never, or deleted once expired) does not open", () =>
+    Effect.gen(function* () {
+      const { grants, tickets } = yield* Ticket.issue(sample, [doc])
+      expect(yield* Ticket.open(tickets[0]!)).toEqual(Option.none())
+      yield* (yield* DocumentStore).insertGrant(grants[0]!)
+      expect(Option.isSome(yield* Ticket.open(tickets[0]!))).toBe(true)
+      shared.grants.delete(grants[0]!.id)
+      expect(yield* Ticket.open(tickets[0]!)).toEqual(Option.none())
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("an index beyond the grant's documents does not open (a grant's list is never reached past its end)", () =>
+    Effect.gen(function* () {
+      const { grants, tickets } = yield* issue(sample, [doc, doc])
+      // The same grant id with one document fewer: the second ticket's index is now past the end.
+      shared.grants.set(grants[0]!.id, { ...grants[0]!, documents: [doc] })
+      expect(Option.isSome(yield* Ticket.open(tickets[0]!))).toBe(true)
+      expect(yield* Ticket.open(tickets[1]!)).toEqual(Option.none())
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.prop("parse is total: any text is a ticket's parts or undefined", [fc.string({ maxLength: 2000 })], ([text]) => {
+    const parsed = Ticket.parse(text)
+    if (parsed !== undefined) expect([Ticket.FORMAT_GRANT, Ticket.FORMAT_SEALED]).toContain(parsed.format)
+  })
+
+  it.prop(
+    "parse reads a grant ticket's key id and block and nothing of another length",
+    [fc.string({ maxLength: 30 }), fc.uint8Array({ minLength: 0, maxLength: 40 })],
+    ([keyId, body]) => {
+      const id = new TextEncoder().encode(keyId)
+      const bytes = new Uint8Array([Ticket.FORMAT_GRANT, id.length, ...id, ...body])
+      const parsed = Ticket.parse(Ticket.encodeBase64Url(bytes))
+      if (body.length === 16) expect(parsed).toEqual({ format: Ticket.FORMAT_GRANT, keyId, block: body })
+      else expect(parsed).toBeUndefined()
+    }
   )
 
   it.effect.prop(
@@ -77,76 +221,71 @@ describe("Ticket", () => {
   )
 
   it.effect.prop(
-    "arbitrary bytes with a valid header and key id never open",
-    [fc.uint8Array({ minLength: 0, maxLength: 300 })],
-    ([body]) =>
+    "arbitrary bytes after a valid header and key id never open, in either format",
+    [fc.constantFrom(Ticket.FORMAT_GRANT, Ticket.FORMAT_SEALED), fc.uint8Array({ minLength: 0, maxLength: 300 })],
+    ([format, body]) =>
       Effect.gen(function* () {
-        const header = [0x01, 2, 0x74, 0x31] // format 1, key id "t1"
-        const text = Ticket.encodeBase64Url(new Uint8Array([...header, ...body]))
+        // Grants are stored (the shared store holds every earlier case's), so only the block decides.
+        yield* issue(sample, [doc])
+        const text = Ticket.encodeBase64Url(new Uint8Array([format, 2, 0x74, 0x31, ...body]))
         expect(Option.isNone(yield* Ticket.open(text))).toBe(true)
       }).pipe(Effect.provide(layer())),
     { fastCheck: { numRuns: 500 } }
   )
 
   it.effect.prop(
-    "changing any byte of a real ticket makes it never open",
-    [claimsArb, fc.nat(), fc.integer({ min: 1, max: 255 })],
-    ([claims, at, xor]) =>
+    "changing any byte of a real ticket, or cutting or extending it, makes it never open",
+    [claimsArb, documentsArb, fc.nat(), fc.nat(), fc.integer({ min: 1, max: 255 })],
+    ([claims, documents, which, at, xor]) =>
       Effect.gen(function* () {
-        const bytes = Ticket.decodeBase64Url(yield* Ticket.seal(claims))!
+        const { tickets } = yield* issue(claims, documents)
+        const bytes = Ticket.decodeBase64Url(tickets[which % tickets.length]!)!
         const altered = new Uint8Array(bytes)
         const i = at % altered.length
         altered[i] = altered[i]! ^ xor
         expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered)))).toBe(true)
-        // Truncated or extended tickets do not open either.
         expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i))))).toBe(true)
-        const longer = new Uint8Array([...bytes, xor])
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(longer)))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor]))))).toBe(true)
       }).pipe(Effect.provide(layer()))
-  )
-
-  it.effect.prop(
-    "a ticket verifies only for the exact document version and key generation it was sealed for",
-    [
-      claimsArb,
-      fc.integer({ min: 1, max: 1_000_000 }),
-      fc.integer({ min: 1, max: 1_000_000 }),
-      fc.boolean(),
-      fc.boolean()
-    ],
-    ([claims, generation, version, sameGeneration, sameVersion]) =>
-      Effect.gen(function* () {
-        const opened = Option.getOrThrow(yield* Ticket.open(yield* Ticket.seal(claims)))
-        const current = {
-          keyId: claims.keyId,
-          keyGeneration: sameGeneration ? claims.keyGeneration : generation,
-          documentId: claims.documentId,
-          documentVersion: sameVersion ? claims.documentVersion : version
-        }
-        const exact =
-          current.keyGeneration === claims.keyGeneration && current.documentVersion === claims.documentVersion
-        expect(Ticket.matches(opened, current)).toBe(exact)
-        expect(Ticket.matches(opened, { ...current, documentId: `${claims.documentId}x` })).toBe(false)
-        expect(Ticket.matches(opened, { ...current, keyId: `${claims.keyId}x` })).toBe(false)
-      }).pipe(Effect.provide(layer()))
-  )
-
-  it.effect("expires at expiresAt, not before", () =>
-    Effect.sync(() => {
-      expect(Ticket.isLive(sample, sample.expiresAt - 1)).toBe(true)
-      expect(Ticket.isLive(sample, sample.expiresAt)).toBe(false)
-    })
   )
 
   it.effect("secrets rotate: old tickets open while their secret is in the ring; others never", () =>
     Effect.gen(function* () {
-      const old = yield* Ticket.seal(sample).pipe(Effect.provide(layer([secret("t1", 1)])))
+      const old = (yield* issue(sample, [doc]).pipe(Effect.provide(layer([secret("t1", 1)])))).tickets[0]!
       const rotated = layer([secret("t2", 2), secret("t1", 1)])
-      expect(yield* Ticket.open(old).pipe(Effect.provide(rotated))).toEqual(Option.some(sample))
-      const fresh = yield* Ticket.seal(sample).pipe(Effect.provide(rotated))
+      expect(Option.isSome(yield* Ticket.open(old).pipe(Effect.provide(rotated)))).toBe(true)
+      const fresh = (yield* issue(sample, [doc]).pipe(Effect.provide(rotated))).tickets[0]!
       expect(Option.isNone(yield* Ticket.open(fresh).pipe(Effect.provide(layer([secret("t1", 1)]))))).toBe(true)
       // Same key id, different material (a reused id): nothing opens.
       expect(Option.isNone(yield* Ticket.open(old).pipe(Effect.provide(layer([secret("t1", 7)]))))).toBe(true)
+    })
+  )
+
+  it.effect("WebCrypto and a host's synchronous AES make and open the same tickets", () =>
+    Effect.gen(function* () {
+      const web = layer([secret("t1", 1)], false)
+      const node = layer([secret("t1", 1)], true)
+      const documents = Array.from({ length: 300 }, (_, i) => ({ id: `doc_${i}`, version: 1 }))
+      const byNode = (yield* issue(sample, documents).pipe(Effect.provide(node))).tickets
+      const byWeb = (yield* issue(sample, documents).pipe(Effect.provide(web))).tickets
+      for (const [i, ticket] of [...byNode.entries(), ...byWeb.entries()]) {
+        expect(Option.getOrThrow(yield* Ticket.open(ticket).pipe(Effect.provide(web))).documentId).toBe(`doc_${i}`)
+        expect(Option.getOrThrow(yield* Ticket.open(ticket).pipe(Effect.provide(node))).documentId).toBe(`doc_${i}`)
+      }
+    })
+  )
+
+  it.effect("expires at expiresAt, not before; matches only the exact key generation and document version", () =>
+    Effect.sync(() => {
+      const claims: Ticket.Claims = { ...sample, documentId: doc.id, documentVersion: doc.version }
+      expect(Ticket.isLive(claims, claims.expiresAt - 1)).toBe(true)
+      expect(Ticket.isLive(claims, claims.expiresAt)).toBe(false)
+      const current = { keyId: sample.keyId, keyGeneration: 3, documentId: doc.id, documentVersion: 2 }
+      expect(Ticket.matches(claims, current)).toBe(true)
+      expect(Ticket.matches(claims, { ...current, keyGeneration: 4 })).toBe(false)
+      expect(Ticket.matches(claims, { ...current, documentVersion: 3 })).toBe(false)
+      expect(Ticket.matches(claims, { ...current, documentId: `${doc.id}x` })).toBe(false)
+      expect(Ticket.matches(claims, { ...current, keyId: `${sample.keyId}x` })).toBe(false)
     })
   )
 
@@ -166,71 +305,53 @@ describe("Ticket", () => {
   })
 })
 
-describe("Ticket with a host-supplied synchronous AES-GCM", () => {
-  const nodeAes = async () => {
-    const { createCipheriv, createDecipheriv } = await import("node:crypto")
-    return {
-      seal: (key: Uint8Array, iv: Uint8Array, aad: Uint8Array, plaintext: Uint8Array) => {
-        const c = createCipheriv("aes-256-gcm", key, iv)
-        c.setAAD(aad)
-        return new Uint8Array(Buffer.concat([c.update(plaintext), c.final(), c.getAuthTag()]))
-      },
-      open: (key: Uint8Array, iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array) => {
-        const d = createDecipheriv("aes-256-gcm", key, iv)
-        d.setAAD(aad)
-        d.setAuthTag(sealed.subarray(sealed.length - 16))
-        try {
-          return new Uint8Array(Buffer.concat([d.update(sealed.subarray(0, sealed.length - 16)), d.final()]))
-        } catch {
-          return undefined
-        }
-      }
-    }
-  }
-  const secrets = (t: KeySecret): Record<SecretPurpose, ReadonlyArray<KeySecret>> => ({
-    "api-key": [secret("x", 9)],
-    ticket: [t],
-    otp: [secret("x", 9)],
-    webhook: [secret("x", 9)]
-  })
-
-  it.effect("interoperates with WebCrypto both ways, and rejects tampering", () =>
+describe("Ticket: the previous release's sealed tickets", () => {
+  /** A ticket as the previous release sealed it: `0x01 | len | keyId | IV | AES-GCM(claims JSON) + tag`. */
+  const sealed = (claims: Ticket.Claims, keyId = "t1", iv = new Uint8Array(12).fill(7)) =>
     Effect.gen(function* () {
-      const t1 = secret("t1", 1)
-      const aes = yield* Effect.promise(nodeAes)
-      const web = Layer.merge(KeyRing.fromSecrets(secrets(t1)), Entropy.webCrypto)
-      const node = Layer.merge(KeyRing.fromSecrets(secrets(t1), { aes256Gcm: aes }), Entropy.webCrypto)
-      const byNode = yield* Ticket.seal(sample).pipe(Effect.provide(node))
-      const byWeb = yield* Ticket.seal(sample).pipe(Effect.provide(web))
-      expect(yield* Ticket.open(byNode).pipe(Effect.provide(web))).toEqual(Option.some(sample))
-      expect(yield* Ticket.open(byWeb).pipe(Effect.provide(node))).toEqual(Option.some(sample))
-      const flipped = byNode.slice(0, -2) + (byNode.at(-2) === "A" ? "B" : "A") + byNode.at(-1)
-      expect(yield* Ticket.open(flipped).pipe(Effect.provide(node))).toEqual(Option.none())
+      const ring = yield* KeyRing
+      const id = new TextEncoder().encode(keyId)
+      const header = new Uint8Array([Ticket.FORMAT_SEALED, id.length, ...id])
+      const json = JSON.stringify([
+        claims.customerNo,
+        claims.keyId,
+        claims.keyMode,
+        claims.keyGeneration,
+        claims.documentId,
+        claims.documentVersion,
+        claims.expiresAt
+      ])
+      const body = yield* ring.seal(yield* ring.current("ticket"), iv, header, new TextEncoder().encode(json))
+      return Ticket.encodeBase64Url(new Uint8Array([...header, ...iv, ...body]))
+    })
+  const claims: Ticket.Claims = { ...sample, documentId: doc.id, documentVersion: doc.version }
+
+  it.effect("still open, with or without the host's AES, until they expire (checked by the download)", () =>
+    Effect.gen(function* () {
+      for (const native of [false, true]) {
+        const ticket = yield* sealed(claims).pipe(Effect.provide(layer([secret("t1", 1)], native)))
+        for (const opener of [false, true])
+          expect(yield* Ticket.open(ticket).pipe(Effect.provide(layer([secret("t1", 1)], opener)))).toEqual(
+            Option.some(claims)
+          )
+      }
     })
   )
 
-  it.effect("sealAll gives each claims its own ticket and IV, in order, with either implementation", () =>
-    Effect.gen(function* () {
-      const t1 = secret("t1", 1)
-      const aes = yield* Effect.promise(nodeAes)
-      const claims = Array.from({ length: 5 }, (_, i) => ({
-        ...sample,
-        documentId: `doc_${i}`,
-        documentVersion: i + 1
-      }))
-      for (const layer of [
-        Layer.merge(KeyRing.fromSecrets(secrets(t1)), Entropy.webCrypto),
-        Layer.merge(KeyRing.fromSecrets(secrets(t1), { aes256Gcm: aes }), Entropy.webCrypto)
-      ]) {
-        const tickets = yield* Ticket.sealAll(claims).pipe(Effect.provide(layer))
-        expect(tickets).toHaveLength(claims.length)
-        for (const [i, ticket] of tickets.entries())
-          expect(yield* Ticket.open(ticket).pipe(Effect.provide(layer))).toEqual(Option.some(claims[i]))
-        // The IV sits right after the 2-byte header and the key id "t1".
-        const ivs = tickets.map((t) => Ticket.encodeBase64Url(Ticket.decodeBase64Url(t)!.subarray(4, 16)))
-        expect(new Set(ivs).size).toBe(claims.length)
-        expect(yield* Ticket.sealAll([]).pipe(Effect.provide(layer))).toEqual([])
-      }
-    })
+  it.effect.prop(
+    "altered, cut or extended, or under another secret, they never open",
+    [fc.nat(), fc.integer({ min: 1, max: 255 })],
+    ([at, xor]) =>
+      Effect.gen(function* () {
+        const bytes = Ticket.decodeBase64Url(yield* sealed(claims))!
+        const altered = new Uint8Array(bytes)
+        const i = at % altered.length
+        altered[i] = altered[i]! ^ xor
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered)))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i))))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor]))))).toBe(true)
+        const other = Ticket.open(Ticket.encodeBase64Url(bytes)).pipe(Effect.provide(layer([secret("t1", 8)])))
+        expect(Option.isNone(yield* other)).toBe(true)
+      }).pipe(Effect.provide(layer()))
   )
 })

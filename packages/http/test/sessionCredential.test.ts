@@ -100,7 +100,7 @@ const makeLayer = async (logged: Array<ActivityEntry>) => {
     linkedChildren: () => Effect.succeed([])
   } as unknown as AccountStoreShape
   // No order matches: a caller who got that far was authenticated ("No records found.").
-  const documents = { findOrders: () => Effect.succeed([]) } as unknown as DocumentStoreShape
+  const documents = { lookupOrders: () => Effect.succeed([]) } as unknown as DocumentStoreShape
   const activity = {
     append: (entries: ReadonlyArray<ActivityEntry>) => Effect.sync(() => void logged.push(...entries))
   } as unknown as ActivityStoreShape

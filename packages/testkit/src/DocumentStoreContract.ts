@@ -2,8 +2,9 @@
  * @module DocumentStoreContract
  *
  * The conformance suite of `DocumentStore`: order state (lazy version 1, invoice numbers),
- * lookups by each field restricted to the given customers, documents round trips, the current
- * listing, optimistic updates, and transactions. Orders are shipments, so the suite writes them
+ * lookups by each field restricted to the given customers (with each order's current
+ * documents), documents round trips, the current listing, optimistic updates, transactions,
+ * and download grants. Orders are shipments, so the suite writes them
  * through `ShipmentStore` of the same adapter.
  *
  * Each case builds a fresh layer from `makeLayer`; fixtures use fresh keys, so a shared
@@ -14,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type Document, DocumentStore, ShipmentStore, Transactor } from "@waybill/core"
+import { type Document, DocumentStore, ShipmentStore, type TicketGrant, Transactor } from "@waybill/core"
 import * as Fixtures from "./Fixtures.js"
 import { checkProperty, listSample, newestFirst, pageThrough } from "./internal/paging.js"
 
@@ -23,8 +24,9 @@ export type DocumentStoreServices = DocumentStore | ShipmentStore | Transactor
 
 export const cases = [
   "findOrder joins the shipment; no state means version 1 and no invoice",
-  "findOrders by control_no, customer_reference, invoice_no and any, only for the given customers",
-  "findOrders honours the limit and returns nothing for no customers or no values",
+  "lookupOrders by control_no, customer_reference, invoice_no and any, only for the given customers",
+  "lookupOrders honours the limit and returns nothing for no customers or no values",
+  "lookupOrders brings each order's current documents (listCurrent's rule), in the listed columns",
   "document insert/find/listAll roundtrip",
   "an order's documents page newest first, each once, only the order's (property)",
   "listCurrent: the current version's attachments and every signature, hidden and removed included",
@@ -32,7 +34,9 @@ export const cases = [
   "updateDocument is optimistic: a stale version is VersionConflict and nothing changes",
   "setOrderVersion checks the expected version",
   "setInvoice upserts without touching the version",
-  "a rolled-back transaction leaves no document"
+  "a rolled-back transaction leaves no document",
+  "grants round-trip by id; a second grant with the same id is refused",
+  "deleteExpiredGrants deletes only expired grants, at most limit at a time"
 ] as const
 
 export type DocumentStoreCase = (typeof cases)[number]
@@ -107,7 +111,7 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
     expect(Option.isNone(yield* docs.findOrder(Fixtures.trackNo()))).toBe(true)
   }),
 
-  "findOrders by control_no, customer_reference, invoice_no and any, only for the given customers": Effect.gen(
+  "lookupOrders by control_no, customer_reference, invoice_no and any, only for the given customers": Effect.gen(
     function* () {
       const { docs, shipments } = yield* stores
       const customer = Fixtures.customerNo()
@@ -120,8 +124,8 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
       for (const s of [x, y, z]) yield* shipments.insert(s)
       yield* docs.setInvoice(y.trackNo, "INV-Ü-1")
       const find = (field: "control_no" | "customer_reference" | "invoice_no" | "any", values: Array<string>) =>
-        Effect.map(docs.findOrders({ field, values, customers: [customer], limit: 10 }), (os) =>
-          os.map((o) => o.trackNo).sort()
+        Effect.map(docs.lookupOrders({ field, values, customers: [customer], limit: 10 }), (os) =>
+          os.map((o) => o.order.trackNo).sort()
         )
       expect(yield* find("control_no", [x.trackNo, z.trackNo, "00000000"])).toEqual([x.trackNo])
       expect(yield* find("customer_reference", [y.billingReference, z.billingReference])).toEqual([y.trackNo])
@@ -135,41 +139,116 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
       expect(yield* find("any", [x.trackNo])).toEqual([x.trackNo])
       expect(yield* find("any", [y.billingReference.toLowerCase(), "inv-ü-1"])).toEqual([])
       expect(yield* find("any", [z.trackNo, z.billingReference, "INV-Z-1"])).toEqual([])
-      const both = yield* docs.findOrders({
+      const both = yield* docs.lookupOrders({
         field: "control_no",
         values: [x.trackNo, z.trackNo],
         customers: [customer, other],
         limit: 10
       })
-      expect(both.map((o) => o.trackNo).sort()).toEqual([x.trackNo, z.trackNo].sort())
-      expect(both.find((o) => o.trackNo === y.trackNo)).toBeUndefined()
-      const withInvoice = yield* docs.findOrders({
+      expect(both.map((o) => o.order.trackNo).sort()).toEqual([x.trackNo, z.trackNo].sort())
+      expect(both.find((o) => o.order.trackNo === y.trackNo)).toBeUndefined()
+      const withInvoice = yield* docs.lookupOrders({
         field: "control_no",
         values: [y.trackNo],
         customers: [customer],
         limit: 1
       })
-      expect(withInvoice[0]).toMatchObject({ invoice: "INV-Ü-1", currentVersion: 1, customerNo: customer })
+      expect(withInvoice).toEqual([
+        {
+          order: {
+            trackNo: y.trackNo,
+            reference: y.billingReference,
+            requestedBy: y.contact,
+            invoice: "INV-Ü-1",
+            currentVersion: 1
+          },
+          documents: []
+        }
+      ])
     }
   ),
 
-  "findOrders honours the limit and returns nothing for no customers or no values": Effect.gen(function* () {
+  "lookupOrders honours the limit and returns nothing for no customers or no values": Effect.gen(function* () {
     const { docs, shipments } = yield* stores
     const customer = Fixtures.customerNo()
     const all = Array.from({ length: 5 }, () => Fixtures.shipment({ customerNo: customer, billingReference: "SAME" }))
     for (const s of all) yield* shipments.insert(s)
-    const limited = yield* docs.findOrders({
-      field: "customer_reference",
-      values: ["SAME"],
-      customers: [customer],
-      limit: 3
-    })
-    expect(limited).toHaveLength(3)
-    expect(yield* docs.findOrders({ field: "customer_reference", values: ["SAME"], customers: [], limit: 3 })).toEqual(
-      []
-    )
-    expect(yield* docs.findOrders({ field: "any", values: [], customers: [customer], limit: 3 })).toEqual([])
+    // Documents do not count against the limit: it bounds orders.
+    for (const s of all) for (let i = 0; i < 3; i++) yield* docs.insertDocument(document(s.trackNo))
+    for (const field of ["customer_reference", "any"] as const) {
+      const limited = yield* docs.lookupOrders({ field, values: ["SAME"], customers: [customer], limit: 3 })
+      expect(limited).toHaveLength(3)
+      for (const listing of limited) expect(listing.documents).toHaveLength(3)
+    }
+    const trackNos = all.map((s) => s.trackNo)
+    for (const limit of [2, 5, 6]) {
+      const byTrackNo = yield* docs.lookupOrders({
+        field: "control_no",
+        values: trackNos,
+        customers: [customer],
+        limit
+      })
+      expect(byTrackNo).toHaveLength(Math.min(limit, 5))
+      for (const listing of byTrackNo) expect(listing.documents).toHaveLength(3)
+    }
+    expect(
+      yield* docs.lookupOrders({ field: "customer_reference", values: ["SAME"], customers: [], limit: 3 })
+    ).toEqual([])
+    expect(yield* docs.lookupOrders({ field: "any", values: [], customers: [customer], limit: 3 })).toEqual([])
   }),
+
+  "lookupOrders brings each order's current documents (listCurrent's rule), in the listed columns": Effect.gen(
+    function* () {
+      const { docs } = yield* stores
+      const { s, t, v1, v1Hidden, sig1, v2, other } = yield* versionedOrder
+      const listed = (d: Document.DocumentRecord) => ({
+        id: d.id,
+        kind: d.kind,
+        orderVersion: d.orderVersion,
+        batch: d.batch,
+        page: d.page,
+        type: d.type,
+        sourceId: d.sourceId,
+        version: d.version,
+        hidden: d.hidden,
+        removed: d.removed,
+        capturedAt: d.capturedAt,
+        createdAt: d.createdAt
+      })
+      const lookup = (values: ReadonlyArray<string>) =>
+        Effect.map(
+          docs.lookupOrders({ field: "control_no", values, customers: [s.customerNo, t.customerNo], limit: 10 }),
+          (found) =>
+            Object.fromEntries(
+              found.map((o) => [o.order.trackNo, [...o.documents].sort((a, b) => (a.id < b.id ? -1 : 1))])
+            )
+        )
+      const byId = (ds: ReadonlyArray<Document.DocumentRecord>) => ds.map(listed).sort((a, b) => (a.id < b.id ? -1 : 1))
+      expect(yield* lookup([s.trackNo, t.trackNo])).toEqual({
+        [s.trackNo]: byId([v1, v1Hidden, sig1]),
+        [t.trackNo]: byId([other])
+      })
+      yield* docs.setOrderVersion(s.trackNo, 1, 2)
+      const later = yield* docs.lookupOrders({
+        field: "control_no",
+        values: [s.trackNo],
+        customers: [s.customerNo],
+        limit: 10
+      })
+      expect(later.map((o) => o.order.currentVersion)).toEqual([2])
+      expect((yield* lookup([s.trackNo]))[s.trackNo]).toEqual(byId([sig1, v2]))
+      // The same documents listCurrent gives, whatever the field the orders were found by.
+      for (const field of ["customer_reference", "any"] as const) {
+        const found = yield* docs.lookupOrders({
+          field,
+          values: [s.billingReference],
+          customers: [s.customerNo],
+          limit: 10
+        })
+        expect(found.flatMap((o) => o.documents.map((d) => d.id)).sort()).toEqual(sortedIds([sig1, v2]))
+      }
+    }
+  ),
 
   "document insert/find/listAll roundtrip": Effect.gen(function* () {
     const { docs, shipments } = yield* stores
@@ -295,7 +374,78 @@ const body: { readonly [K in DocumentStoreCase]: Effect.Effect<void, unknown, Do
     )
     expect(Exit.isFailure(exit)).toBe(true)
     expect(Option.isNone(yield* docs.findDocument(d.id))).toBe(true)
+  }),
+
+  "grants round-trip by id; a second grant with the same id is refused": Effect.gen(function* () {
+    const { docs } = yield* stores
+    const g = grant(Fixtures.baseTime + 900_000, {
+      documents: [
+        { id: `doc_${Fixtures.awkwardText}`, version: 1 },
+        { id: "doc_2", version: 2 ** 31 - 1 },
+        { id: "", version: 7 }
+      ]
+    })
+    yield* docs.insertGrant(g)
+    expect(yield* docs.findGrant(g.id)).toEqual(Option.some(g))
+    const test = grant(Fixtures.baseTime, { keyMode: "test", documents: [] })
+    yield* docs.insertGrant(test)
+    expect(yield* docs.findGrant(test.id)).toEqual(Option.some(test))
+    expect(yield* docs.findGrant(grant(Fixtures.baseTime).id)).toEqual(Option.none())
+    const clash = yield* Effect.flip(docs.insertGrant({ ...test, customerNo: "9999999" }))
+    expect(clash._tag).toBe("StorageError")
+    expect(yield* docs.findGrant(test.id)).toEqual(Option.some(test))
+  }),
+
+  "deleteExpiredGrants deletes only expired grants, at most limit at a time": Effect.gen(function* () {
+    const { docs } = yield* stores
+    // Years before any other grant a shared database may hold (other cases', and the live ones
+    // of tests that download), so the deletes here only ever reach this case's and earlier runs'.
+    const now = Fixtures.baseTime - 5 * 365 * 86_400_000 + (counter % 1000) * 3_600_000 + 500
+    const expired = [now - 3_600_000, now - 1_001, now - 1, now].map((at) => grant(at))
+    // Expiring in the same second as `now`, but later: still live.
+    const live = [now + 1, now + 499, now + 900_000].map((at) => grant(at))
+    for (const g of [...expired, ...live]) yield* docs.insertGrant(g)
+    let deleted = 0
+    for (;;) {
+      const n = yield* docs.deleteExpiredGrants(now, 1)
+      expect(n).toBeLessThanOrEqual(1)
+      deleted += n
+      if (n === 0) break
+    }
+    // Everything that expired in an earlier second is gone; one that expired this very second
+    // may wait for the next round, never longer.
+    expect(deleted).toBeGreaterThanOrEqual(2)
+    for (const g of expired.slice(0, 2)) expect(yield* docs.findGrant(g.id)).toEqual(Option.none())
+    for (const g of live) expect(yield* docs.findGrant(g.id)).toEqual(Option.some(g))
+    expect(yield* docs.deleteExpiredGrants(now + 2_000, 100)).toBeGreaterThanOrEqual(2)
+    for (const g of [...expired, ...live.slice(0, 2)]) expect(yield* docs.findGrant(g.id)).toEqual(Option.none())
+    expect(yield* docs.findGrant(live[2]!.id)).toEqual(Option.some(live[2]!))
   })
+}
+
+/**
+ * A grant expiring at `expiresAt`, its id laid out as the port says (the expiry second, then
+ * random digits; here a counter, so ids are fresh across cases and runs of a shared database).
+ */
+export const grant = (
+  expiresAt: number,
+  overrides: Partial<Omit<TicketGrant, "id" | "expiresAt">> = {}
+): TicketGrant => {
+  const n = ++counter
+  const random = `${Date.now().toString(16).slice(-8)}${n.toString(16).padStart(12, "0")}`.slice(-20)
+  return {
+    id:
+      Math.floor(expiresAt / 1000)
+        .toString(16)
+        .padStart(8, "0") + random,
+    customerNo: Fixtures.customerNo(),
+    keyId: `key_${Fixtures.awkwardText}`,
+    keyMode: "live",
+    keyGeneration: 3,
+    expiresAt,
+    documents: [{ id: "doc_1", version: 1 }],
+    ...overrides
+  }
 }
 
 /** Registers the `DocumentStore` conformance suite as a `describe(name)` block. */

@@ -25,6 +25,9 @@ import {
   type ContentType,
   type DocumentRecord,
   isImage,
+  type ListedDocument,
+  type ListedOrder,
+  type OrderListing,
   type OrderRecord,
   type Rotation,
   ROTATIONS,
@@ -144,7 +147,7 @@ export const parseLookup = (params: LookupParams, limits: DocumentLimits): Eithe
  * function of the order, built once per lookup so sorting 100 orders does not rescan the 100
  * values at every comparison.
  */
-const matchIndexOf = (lookup: Lookup): ((order: OrderRecord) => number) => {
+const matchIndexOf = (lookup: Lookup): ((order: ListedOrder) => number) => {
   const first = new Map<string, number>()
   lookup.values.forEach((v, i) => {
     if (!first.has(v)) first.set(v, i)
@@ -160,6 +163,20 @@ const matchIndexOf = (lookup: Lookup): ((order: OrderRecord) => number) => {
           : Math.min(at(order.trackNo), at(order.reference), at(order.invoice))
 }
 
+/**
+ * The orders a lookup found, in request order (ties by tracking number), each with the
+ * documents customers see (`Document.visible`).
+ */
+export const shownInOrder = (
+  lookup: Lookup,
+  found: ReadonlyArray<OrderListing>
+): Array<{ readonly order: ListedOrder; readonly documents: ReadonlyArray<ListedDocument> }> => {
+  const matchIndex = matchIndexOf(lookup)
+  const ranked = found.map((listing) => ({ listing, rank: matchIndex(listing.order) }))
+  ranked.sort((a, b) => a.rank - b.rank || (a.listing.order.trackNo < b.listing.order.trackNo ? -1 : 1))
+  return ranked.map(({ listing }) => ({ order: listing.order, documents: visible(listing.order, listing.documents) }))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Metadata lookup
 
@@ -173,79 +190,100 @@ export interface LookupInput {
 
 /** One document with the ticket that downloads it. */
 export interface IssuedDocument {
-  readonly document: DocumentRecord
+  readonly document: ListedDocument
   readonly ticket: string
 }
 
 export interface OrderDocuments {
-  readonly order: OrderRecord
+  readonly order: ListedOrder
   readonly documents: ReadonlyArray<IssuedDocument>
 }
 
-/** What a ticket for one document version grants: bound to the principal's key generation. */
-const claimsOf = (principal: Principal, document: DocumentRecord, expiresAt: number): Ticket.Claims => ({
-  customerNo: principal.account.customerNo,
-  keyId: principal.key.id,
-  keyMode: principal.key.mode,
-  keyGeneration: principal.key.generation,
-  documentId: document.id,
-  documentVersion: document.version,
-  expiresAt
-})
-
-/** Seals a ticket for one document version, bound to the principal's key generation. */
-export const issueTicket = (principal: Principal, document: DocumentRecord, now: number, ttlMinutes: number) =>
-  Ticket.seal(claimsOf(principal, document, now + ttlMinutes * 60_000))
+/**
+ * Tickets for `documents` (in that order), bound to `key` and its account and dying
+ * `documents.ticketTtlMinutes` from now: their grant is stored first, so each ticket works from
+ * the moment it is handed out, on any host of the database. No documents, no grant.
+ */
+const issueTickets = (
+  customerNo: string,
+  key: Pick<ApiKeyRecord, "id" | "mode" | "generation">,
+  documents: ReadonlyArray<{ readonly id: string; readonly version: number }>
+) =>
+  Effect.gen(function* () {
+    const limits = (yield* WaybillConfig).documents
+    const expiresAt = (yield* Clock.currentTimeMillis) + limits.ticketTtlMinutes * 60_000
+    if (documents.length === 0) return { expiresAt, tickets: [] }
+    const { grants, tickets } = yield* Ticket.issue(
+      { customerNo, keyId: key.id, keyMode: key.mode, keyGeneration: key.generation, expiresAt },
+      documents
+    )
+    const store = yield* DocumentStore
+    for (const grant of grants) yield* store.insertGrant(grant)
+    return { expiresAt, tickets }
+  })
 
 /**
- * The documents metadata lookup (interface 4.2): IP check, lookup rules, credential, authorized
- * orders (at most the configured number, else `InvalidLookup`), their visible documents, and a
- * fresh ticket for each. Production and test keys both read their accounts' real documents.
+ * The documents metadata lookup (interface 4.2): lookup rules, the authorized orders with their
+ * current documents in one read (at most the configured number, else `InvalidLookup`), the
+ * visible documents, and a ticket for each. Production and test keys both read their accounts'
+ * real documents.
  */
 export const lookup = (input: LookupInput) => Tracing.traced("Documents.lookup")(lookupProgram(input))
 
 const lookupProgram = Effect.fnUntraced(function* (input: LookupInput) {
-  const config = yield* WaybillConfig
-  const limits = config.documents
+  const limits = (yield* WaybillConfig).documents
   const parsed = parseLookup(input.params, limits)
-  const principal = input.principal
   if (Either.isLeft(parsed)) return yield* parsed.left
   const query = parsed.right
+  const principal = input.principal
   const customers = yield* Credentials.readableAccounts(principal)
-  const store = yield* DocumentStore
-  const orders = yield* store.findOrders({
+  const found = yield* (yield* DocumentStore).lookupOrders({
     field: query.field,
     values: query.values,
     customers,
     limit: limits.maxMatchingOrders + 1
   })
-  if (orders.length === 0) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new NoRecordsFound())
-  if (orders.length > limits.maxMatchingOrders)
+  if (found.length === 0) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new NoRecordsFound())
+  if (found.length > limits.maxMatchingOrders)
     return yield* new InvalidLookup({
       message: `More than ${limits.maxMatchingOrders} orders match; narrow the lookup.`
     })
-  const documents = yield* store.listCurrent(orders.map((o) => o.trackNo))
-  const byOrder = new Map<string, Array<DocumentRecord>>()
-  for (const d of documents) {
-    const list = byOrder.get(d.trackNo)
-    if (list === undefined) byOrder.set(d.trackNo, [d])
-    else list.push(d)
-  }
-  const matchIndex = matchIndexOf(query)
-  const ranked = orders.map((order) => ({ order, rank: matchIndex(order) }))
-  ranked.sort((a, b) => a.rank - b.rank || (a.order.trackNo < b.order.trackNo ? -1 : 1))
-  const shown = ranked.map(({ order }) => ({ order, documents: visible(order, byOrder.get(order.trackNo) ?? []) }))
-  // Every ticket of the answer in one call: one secret, one draw of IVs, one KeyRing call.
-  const expiresAt = (yield* Clock.currentTimeMillis) + limits.ticketTtlMinutes * 60_000
-  const claims: Array<Ticket.Claims> = []
-  for (const { documents: list } of shown) for (const d of list) claims.push(claimsOf(principal, d, expiresAt))
-  const tickets = yield* Ticket.sealAll(claims)
+  const shown = shownInOrder(query, found)
+  const documents: Array<ListedDocument> = []
+  for (const order of shown) for (const d of order.documents) documents.push(d)
+  const { tickets } = yield* issueTickets(principal.account.customerNo, principal.key, documents)
   let next = 0
-  const out: Array<OrderDocuments> = shown.map(({ order, documents: list }) => ({
+  const orders: Array<OrderDocuments> = shown.map(({ order, documents: list }) => ({
     order,
     documents: list.map((document) => ({ document, ticket: tickets[next++]! }))
   }))
-  return { principal, orders: out }
+  return { principal, orders }
+})
+
+/** At most this many expired grants are deleted per statement by {@link purgeExpiredGrants}. */
+export const GRANT_PURGE_BATCH = 1000
+
+/**
+ * How long after its expiry a grant is deleted: a host whose clock runs ahead of the one that
+ * issued a link never deletes the grant while the issuer still counts the link as live.
+ */
+export const GRANT_PURGE_GRACE_MS = 60_000
+
+/**
+ * Deletes the grants of links that expired (a minute ago or earlier: {@link GRANT_PURGE_GRACE_MS}),
+ * in statements of at most {@link GRANT_PURGE_BATCH}; answers how many. Nothing depends on it for
+ * correctness (an expired link is refused whether its grant is there or not); it keeps the table
+ * at about a quarter of an hour of lookups.
+ */
+export const purgeExpiredGrants = Effect.gen(function* () {
+  const store = yield* DocumentStore
+  const before = (yield* Clock.currentTimeMillis) - GRANT_PURGE_GRACE_MS
+  let total = 0
+  for (;;) {
+    const n = yield* store.deleteExpiredGrants(before, GRANT_PURGE_BATCH)
+    total += n
+    if (n < GRANT_PURGE_BATCH) return total
+  }
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -278,7 +316,7 @@ export interface DocumentLinks {
 /**
  * Download links for the visible documents of one of the account's orders, for a signed-in
  * person of the account (`viewer` is the portal's `Viewer`, or anything with its customer
- * number). The tickets are the API's: sealed the same way, for the same time
+ * number). The tickets are the API's: issued the same way, for the same time
  * (`documents.ticketTtlMinutes`), bound to one document version and to the account's live key
  * generation (the test key's while the live key is not active), and checked by the same
  * `download`: regenerating or disabling that key kills every link issued under it at once, a
@@ -319,10 +357,7 @@ export const linksOf = Effect.fn("Documents.linksOf")(function* (
   }
   if (Option.isNone(account) || key === undefined || documents.length === 0)
     return { keyMode: key?.mode ?? null, expiresAt: null, links: [] } satisfies DocumentLinks
-  const principal: Principal = { account: account.value, key }
-  const limits = (yield* WaybillConfig).documents
-  const expiresAt = (yield* Clock.currentTimeMillis) + limits.ticketTtlMinutes * 60_000
-  const tickets = yield* Ticket.sealAll(documents.map((d) => claimsOf(principal, d, expiresAt)))
+  const { expiresAt, tickets } = yield* issueTickets(customerNo, key, documents)
   return {
     keyMode: key.mode,
     expiresAt,

@@ -1,26 +1,50 @@
 /**
  * @module Ticket
  *
- * Download tickets (interface 4.3, DECISIONS.md): the opaque `ticket` of a document `uri`. A
- * ticket is sealed with AES-256-GCM (the KeyRing's: WebCrypto, or the host's faster one) under the KeyRing's
- * newest `ticket` secret; it binds the account, the API key (id, mode and generation), the
- * document id and version, and an expiry. The key id travels in front, authenticated but not
- * secret, so secrets can rotate while older tickets still open.
+ * Download tickets (interface 4.3, DECISIONS.md): the opaque `ticket` of a document `uri`.
  *
- * Sealed layout, then base64url without padding:
+ * A lookup stores one grant (`TicketGrant`: the account, the API key's id, mode and generation,
+ * the expiry, and the version of each listed document) and gives each listed document a ticket
+ * naming the grant and the document's place in it:
  *
  * ```
- * 0x01 | len(keyId) | keyId (UTF-8) | IV (12 bytes) | AES-GCM(claims JSON) + tag (16 bytes)
+ * 0x02 | len(keyId) | keyId (UTF-8) | AES-256(grant id (14 bytes) | index (2 bytes, big-endian))
  * ```
  *
- * with the header (everything before the IV) as additional authenticated data. Nothing can be
- * read from a ticket without the secret, and no ticket can be made or altered without it:
- * `open` is total and gives none for any other input.
+ * then base64url without padding. The block is enciphered under a key derived from the KeyRing's
+ * `ticket` secret that `keyId` names (public, so secrets can rotate while older tickets still
+ * open). A whole lookup's blocks are consecutive counter blocks, so they are one AES-CTR
+ * keystream: one cipher call for a hundred tickets, where a sealed ticket each cost a cipher each.
+ *
+ * - A ticket reveals nothing: AES is a pseudorandom permutation, so the block says nothing
+ *   about the grant, the index or anything stored; every ticket has the same length.
+ * - A ticket cannot be forged or redirected: without the key, a block whose decipherment names
+ *   a stored grant turns up with probability at most (grants stored) / 2^112 per try, and moving
+ *   a ticket to another index of its grant (another document of the same lookup) needs the key
+ *   too. So a ticket opens exactly one document version, for the key generation it was issued
+ *   to, until the grant's expiry, and every download checks those against the database.
+ * - The grant id's 80 random bits keep grants apart across a fleet of hosts, and mean a leaked
+ *   ticket key alone reaches no grant whose ticket was never seen. Its first 4 bytes are the
+ *   expiry second, so expired grants are a range of the primary key to delete.
+ *
+ * Tickets of the previous release (format 0x01, the claims sealed with AES-256-GCM in the ticket
+ * itself) still open until they expire: see {@link open}.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { Entropy, KeyRing, decodeBase64Url, encodeBase64Url } from "../shared/index.js"
+import {
+  Entropy,
+  KeyRing,
+  type KeySecret,
+  type StorageError,
+  decodeBase64Url,
+  encodeBase64Url,
+  toHex,
+  utf8
+} from "../shared/index.js"
+import { DocumentStore, type TicketGrant } from "../shipments/index.js"
 
 /** What a ticket grants: one document version, for one key generation, until `expiresAt`. */
 export interface Claims {
@@ -34,131 +58,239 @@ export interface Claims {
   readonly expiresAt: number
 }
 
-const FORMAT = 0x01
+/** What every ticket of one grant shares: the key it was issued under, the account, the expiry. */
+export type GrantClaims = Omit<Claims, "documentId" | "documentVersion">
+
+/** The format byte of this release's tickets. */
+export const FORMAT_GRANT = 0x02
+/** The format byte of the previous release's sealed tickets, still opened until they expire. */
+export const FORMAT_SEALED = 0x01
+
+const BLOCK = 16
+/** The grant id's bytes: the expiry second (4) and 80 random bits (10). */
+const GRANT_ID_BYTES = 14
+const RANDOM_BYTES = GRANT_ID_BYTES - 4
+/** The index takes the block's last two bytes, so one grant holds at most this many documents. */
+export const MAX_GRANT_DOCUMENTS = 0x1_0000
+
 const IV_BYTES = 12
 const TAG_BYTES = 16
-/** Longer text is refused before any decoding (a real ticket is about 200 characters). */
+/** Longer text is refused before any decoding (a ticket of this release is about 30 characters). */
 export const MAX_LENGTH = 1024
-
-const ClaimsTuple = Schema.Tuple(
-  Schema.String,
-  Schema.String,
-  Schema.Literal("live", "test"),
-  Schema.Int,
-  Schema.String,
-  Schema.Int,
-  Schema.Number
-)
-const decodeClaims = Schema.decodeUnknownOption(Schema.parseJson(ClaimsTuple))
 
 /** base64url without padding, and its strict decoding (one text form per byte string). */
 export { decodeBase64Url, encodeBase64Url }
 
-const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
-const jsonOf = (claims: Claims): string =>
-  JSON.stringify([
-    claims.customerNo,
-    claims.keyId,
-    claims.keyMode,
-    claims.keyGeneration,
-    claims.documentId,
-    claims.documentVersion,
-    claims.expiresAt
-  ])
+/** The parts of a ticket's text; what they open is decided by {@link open}. */
+export type Parsed =
+  | {
+      readonly format: typeof FORMAT_GRANT
+      readonly keyId: string
+      /** The enciphered (grant id, index). */
+      readonly block: Uint8Array
+    }
+  | {
+      readonly format: typeof FORMAT_SEALED
+      readonly keyId: string
+      /** Authenticated with the ciphertext: the format byte, the key id's length and the key id. */
+      readonly header: Uint8Array
+      readonly iv: Uint8Array
+      /** Ciphertext followed by the tag. */
+      readonly sealed: Uint8Array
+    }
 
-/** The plaintext of each claims, as views of one buffer (one allocation for a whole lookup). */
-const plaintextsOf = (claims: ReadonlyArray<Claims>): Array<Uint8Array> => {
-  const texts = claims.map(jsonOf)
-  let chars = 0
-  for (const t of texts) chars += t.length
-  // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-  const buffer = new Uint8Array(chars * 3)
-  let offset = 0
-  return texts.map((text) => {
-    const { written } = encoder.encodeInto(text, buffer.subarray(offset))
-    const view = buffer.subarray(offset, offset + written)
-    offset += written
-    return view
+/**
+ * The parts of a ticket of either format, or undefined for any text that cannot be one: too
+ * long, not strict base64url, an unknown format byte, a key id that is not UTF-8, or the wrong
+ * length for its format. Pure and total; says nothing about whether the ticket opens.
+ */
+export const parse = (ticket: string): Parsed | undefined => {
+  if (ticket.length === 0 || ticket.length > MAX_LENGTH) return undefined
+  const bytes = decodeBase64Url(ticket)
+  if (bytes === undefined || bytes.length < 2) return undefined
+  const format = bytes[0]
+  const headerLength = 2 + bytes[1]!
+  if (format === FORMAT_GRANT) {
+    if (bytes.length !== headerLength + BLOCK) return undefined
+  } else if (format !== FORMAT_SEALED || bytes.length < headerLength + IV_BYTES + TAG_BYTES) return undefined
+  let keyId: string
+  try {
+    keyId = decoder.decode(bytes.subarray(2, headerLength))
+  } catch {
+    return undefined
+  }
+  return format === FORMAT_GRANT
+    ? { format, keyId, block: bytes.subarray(headerLength) }
+    : {
+        format,
+        keyId,
+        header: bytes.subarray(0, headerLength),
+        iv: bytes.subarray(headerLength, headerLength + IV_BYTES),
+        sealed: bytes.subarray(headerLength + IV_BYTES)
+      }
+}
+
+/** A grant's id: the second of `expiresAt` (big-endian) then the 10 random bytes given. */
+export const grantId = (expiresAt: number, random: Uint8Array): Uint8Array => {
+  const id = new Uint8Array(GRANT_ID_BYTES)
+  const second = Math.floor(expiresAt / 1000)
+  id[0] = (second >>> 24) & 0xff
+  id[1] = (second >>> 16) & 0xff
+  id[2] = (second >>> 8) & 0xff
+  id[3] = second & 0xff
+  id.set(random.subarray(0, RANDOM_BYTES), 4)
+  return id
+}
+
+const KEY_LABEL = utf8("waybill ticket block key v2")
+const blockKeys = new WeakMap<KeySecret, KeySecret>()
+
+/**
+ * The key tickets are enciphered under: an HMAC of a fixed label under the `ticket` secret, so
+ * the block cipher never shares a key with the AES-GCM of the previous format. Derived once per
+ * secret.
+ */
+const blockKeyOf = (ring: KeyRing["Type"], secret: KeySecret): Effect.Effect<KeySecret> => {
+  const known = blockKeys.get(secret)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.map(ring.hmac(secret, KEY_LABEL), (material) => {
+    const derived: KeySecret = { id: secret.id, material: Redacted.make(material) }
+    blockKeys.set(secret, derived)
+    return derived
   })
 }
 
-/**
- * Seals each of the claims under the KeyRing's newest `ticket` secret, each with its own fresh
- * random IV, in the order given. A documents lookup issues up to a hundred tickets: they share
- * one secret lookup, one draw of randomness and one KeyRing call.
- */
-export const sealAll = (
-  claims: ReadonlyArray<Claims>
-): Effect.Effect<ReadonlyArray<string>, never, KeyRing | Entropy> =>
-  claims.length === 0
-    ? Effect.succeed([])
-    : Effect.gen(function* () {
-        const ring = yield* KeyRing
-        const secret = yield* ring.current("ticket")
-        const keyId = encoder.encode(secret.id)
-        if (keyId.length > 255) return yield* Effect.dieMessage("Ticket: key id longer than 255 bytes")
-        const header = new Uint8Array(2 + keyId.length)
-        header[0] = FORMAT
-        header[1] = keyId.length
-        header.set(keyId, 2)
-        const ivs = yield* (yield* Entropy).bytes(IV_BYTES * claims.length)
-        const plaintexts = plaintextsOf(claims)
-        const items = plaintexts.map((plaintext, i) => ({
-          iv: ivs.subarray(i * IV_BYTES, (i + 1) * IV_BYTES),
-          plaintext
-        }))
-        const sealed = yield* ring.sealAll(secret, header, items)
-        return sealed.map((ciphertext, i) => {
-          const out = new Uint8Array(header.length + IV_BYTES + ciphertext.byteLength)
-          out.set(header, 0)
-          out.set(items[i]!.iv, header.length)
-          out.set(ciphertext, header.length + IV_BYTES)
-          return encodeBase64Url(out)
-        })
-      })
-
-/** Seals the claims under the KeyRing's newest `ticket` secret with a fresh random IV. */
-export const seal = (claims: Claims): Effect.Effect<string, never, KeyRing | Entropy> =>
-  Effect.map(sealAll([claims]), (tickets) => tickets[0]!)
+/** The text of each ticket: the header (format, key id) and one block of `blocks` each. */
+const ticketsOf = (keyId: Uint8Array, blocks: Uint8Array, count: number): Array<string> => {
+  const out = new Array<string>(count)
+  const bytes = new Uint8Array(2 + keyId.length + BLOCK)
+  bytes[0] = FORMAT_GRANT
+  bytes[1] = keyId.length
+  bytes.set(keyId, 2)
+  const at = 2 + keyId.length
+  for (let i = 0; i < count; i++) {
+    bytes.set(blocks.subarray(i * BLOCK, (i + 1) * BLOCK), at)
+    out[i] = encodeBase64Url(bytes)
+  }
+  return out
+}
 
 /**
- * The claims of a ticket this server sealed (with any `ticket` secret still in the ring), or
- * none for anything else: malformed text, a forged or altered ticket, an unknown key id. Never
- * fails and never checks expiry (see {@link isLive}).
+ * The grants and tickets for `documents`, all under `claims`: one grant per
+ * {@link MAX_GRANT_DOCUMENTS} documents (a lookup has one), and one ticket per document, in the
+ * order given. The grants are to be stored before any ticket is handed out.
  */
-export const open = (ticket: string): Effect.Effect<Option.Option<Claims>, never, KeyRing> =>
+export const issue = (
+  claims: GrantClaims,
+  documents: ReadonlyArray<{ readonly id: string; readonly version: number }>
+): Effect.Effect<
+  { readonly grants: ReadonlyArray<TicketGrant>; readonly tickets: ReadonlyArray<string> },
+  never,
+  KeyRing | Entropy
+> =>
   Effect.gen(function* () {
-    if (ticket.length === 0 || ticket.length > MAX_LENGTH) return Option.none()
-    const bytes = decodeBase64Url(ticket)
-    if (bytes === undefined || bytes.length < 2 || bytes[0] !== FORMAT) return Option.none()
-    const headerLength = 2 + bytes[1]!
-    if (bytes.length < headerLength + IV_BYTES + TAG_BYTES) return Option.none()
-    let keyId: string
-    try {
-      keyId = decoder.decode(bytes.subarray(2, headerLength))
-    } catch {
-      return Option.none()
+    if (documents.length === 0) return { grants: [], tickets: [] }
+    const ring = yield* KeyRing
+    const secret = yield* ring.current("ticket")
+    const keyId = utf8(secret.id)
+    if (keyId.length > 255) return yield* Effect.dieMessage("Ticket: key id longer than 255 bytes")
+    const key = yield* blockKeyOf(ring, secret)
+    const chunks = Math.ceil(documents.length / MAX_GRANT_DOCUMENTS)
+    const random = yield* (yield* Entropy).bytes(RANDOM_BYTES * chunks)
+    const grants: Array<TicketGrant> = []
+    const tickets: Array<string> = []
+    for (let c = 0; c < chunks; c++) {
+      const granted = documents.slice(c * MAX_GRANT_DOCUMENTS, (c + 1) * MAX_GRANT_DOCUMENTS)
+      const id = grantId(claims.expiresAt, random.subarray(c * RANDOM_BYTES, (c + 1) * RANDOM_BYTES))
+      // Counter block i is (id, i): the keystream's i-th block is ticket i's, and with at most
+      // 2^16 documents a grant the index never carries into the id.
+      const first = new Uint8Array(BLOCK)
+      first.set(id, 0)
+      const blocks = yield* ring.encipherBlocks(key, first, granted.length)
+      grants.push({
+        id: toHex(id),
+        customerNo: claims.customerNo,
+        keyId: claims.keyId,
+        keyMode: claims.keyMode,
+        keyGeneration: claims.keyGeneration,
+        expiresAt: claims.expiresAt,
+        documents: granted.map((d) => ({ id: d.id, version: d.version }))
+      })
+      for (const ticket of ticketsOf(keyId, blocks, granted.length)) tickets.push(ticket)
     }
-    const secret = yield* (yield* KeyRing).byId("ticket", keyId)
-    if (Option.isNone(secret)) return Option.none()
-    const opened = yield* (yield* KeyRing).unseal(
-      secret.value,
-      bytes.slice(headerLength, headerLength + IV_BYTES),
-      bytes.slice(0, headerLength),
-      bytes.slice(headerLength + IV_BYTES)
-    )
-    const plaintext = Option.getOrUndefined(opened)
-    if (plaintext === undefined) return Option.none()
+    return { grants, tickets }
+  })
+
+/**
+ * The claims of a ticket this service issued (under any `ticket` secret still in the ring), or
+ * none for anything else: malformed text, a forged or altered ticket, an unknown key id, a grant
+ * that is not stored (never, or no longer after its expiry). Never checks expiry itself (see
+ * {@link isLive}). Tickets of the previous release carry their claims sealed inside and open
+ * without a read.
+ */
+export const open = (ticket: string): Effect.Effect<Option.Option<Claims>, StorageError, KeyRing | DocumentStore> => {
+  const parsed = parse(ticket)
+  if (parsed === undefined) return Effect.succeed(Option.none())
+  return parsed.format === FORMAT_GRANT ? openGranted(parsed.keyId, parsed.block) : openSealed(parsed)
+}
+
+const openGranted = (keyId: string, block: Uint8Array) =>
+  Effect.gen(function* () {
+    const ring = yield* KeyRing
+    const secret = yield* ring.byId("ticket", keyId)
+    if (Option.isNone(secret)) return Option.none<Claims>()
+    const plain = yield* ring.decipherBlock(yield* blockKeyOf(ring, secret.value), block)
+    const index = (plain[GRANT_ID_BYTES]! << 8) | plain[GRANT_ID_BYTES + 1]!
+    const grant = yield* (yield* DocumentStore).findGrant(toHex(plain.subarray(0, GRANT_ID_BYTES)))
+    if (Option.isNone(grant)) return Option.none<Claims>()
+    const document = grant.value.documents[index]
+    if (document === undefined) return Option.none<Claims>()
+    return Option.some<Claims>({
+      customerNo: grant.value.customerNo,
+      keyId: grant.value.keyId,
+      keyMode: grant.value.keyMode,
+      keyGeneration: grant.value.keyGeneration,
+      documentId: document.id,
+      documentVersion: document.version,
+      expiresAt: grant.value.expiresAt
+    })
+  })
+
+const SealedClaims = Schema.parseJson(
+  Schema.Tuple(
+    Schema.String,
+    Schema.String,
+    Schema.Literal("live", "test"),
+    Schema.Int,
+    Schema.String,
+    Schema.Int,
+    Schema.Number
+  )
+)
+const decodeSealedClaims = Schema.decodeUnknownOption(SealedClaims)
+
+/**
+ * A ticket of the previous release: `0x01 | len(keyId) | keyId | IV (12) | AES-256-GCM(claims
+ * JSON) + tag`, the header authenticated. Kept so that links issued just before an upgrade work
+ * for the rest of their 15 minutes; nothing issues this format any more.
+ */
+const openSealed = (parsed: Extract<Parsed, { readonly format: typeof FORMAT_SEALED }>) =>
+  Effect.gen(function* () {
+    const ring = yield* KeyRing
+    const secret = yield* ring.byId("ticket", parsed.keyId)
+    if (Option.isNone(secret)) return Option.none<Claims>()
+    const opened = yield* ring.unseal(secret.value, parsed.iv, parsed.header, parsed.sealed)
+    if (Option.isNone(opened)) return Option.none<Claims>()
     let text: string
     try {
-      text = decoder.decode(plaintext)
+      text = decoder.decode(opened.value)
     } catch {
-      return Option.none()
+      return Option.none<Claims>()
     }
     return Option.map(
-      decodeClaims(text),
+      decodeSealedClaims(text),
       ([customerNo, keyId, keyMode, keyGeneration, documentId, documentVersion, expiresAt]): Claims => ({
         customerNo,
         keyId,
@@ -183,7 +315,7 @@ export interface Current {
 }
 
 /**
- * Whether the claims were sealed for exactly this key generation and document version. Any
+ * Whether the claims were issued for exactly this key generation and document version. Any
  * rotation or disabling of the key, and any change of the document, makes this false for good.
  */
 export const matches = (claims: Claims, current: Current): boolean =>

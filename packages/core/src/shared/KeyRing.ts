@@ -34,16 +34,6 @@ export interface KeyRingShape {
     aad: Uint8Array,
     plaintext: Uint8Array
   ) => Effect.Effect<Uint8Array>
-  /**
-   * {@link KeyRingShape.seal} for many plaintexts at once, all under `secret` and `aad`, each
-   * with its own IV: one effect, one key lookup and (for WebCrypto) one key import for a whole
-   * documents lookup, rather than one of each per ticket. Answers in the order given.
-   */
-  readonly sealAll: (
-    secret: KeySecret,
-    aad: Uint8Array,
-    items: ReadonlyArray<{ readonly iv: Uint8Array; readonly plaintext: Uint8Array }>
-  ) => Effect.Effect<ReadonlyArray<Uint8Array>>
   /** Opens what {@link KeyRingShape.seal} made; none when the tag does not verify. */
   readonly unseal: (
     secret: KeySecret,
@@ -51,12 +41,20 @@ export interface KeyRingShape {
     aad: Uint8Array,
     sealed: Uint8Array
   ) => Effect.Effect<Option.Option<Uint8Array>>
+  /**
+   * AES-256 as a block cipher under the first 32 bytes of `secret`: the encryptions of `count`
+   * consecutive 16-byte blocks from `first` (`first`, `first + 1`, ... as big-endian 128-bit
+   * numbers), one after another. That is the AES-CTR keystream from counter block `first`, so
+   * one cipher call serves a whole documents lookup.
+   */
+  readonly encipherBlocks: (secret: KeySecret, first: Uint8Array, count: number) => Effect.Effect<Uint8Array>
+  /** The inverse of {@link KeyRingShape.encipherBlocks}'s block cipher, on one 16-byte block. */
+  readonly decipherBlock: (secret: KeySecret, block: Uint8Array) => Effect.Effect<Uint8Array>
 }
 
 /**
  * A synchronous AES-256-GCM a host may plug in (e.g. `node:crypto`'s `createCipheriv`), much
- * cheaper per call than WebCrypto's promise round trip: a documents lookup seals a ticket per
- * document.
+ * cheaper per call than WebCrypto's promise round trip.
  */
 export interface Aes256Gcm {
   /** Ciphertext followed by the 16-byte tag. */
@@ -65,18 +63,35 @@ export interface Aes256Gcm {
   readonly open: (key: Uint8Array, iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array) => Uint8Array | undefined
 }
 
+/**
+ * A synchronous AES-256 block cipher a host may plug in (e.g. `node:crypto`'s `aes-256-ctr` and
+ * `aes-256-ecb`): WebCrypto answers through a promise and has no single-block mode, so its
+ * inverse takes two calls.
+ */
+export interface Aes256Block {
+  /** The AES-CTR keystream of `count` blocks from counter block `first`. */
+  readonly encipher: (key: Uint8Array, first: Uint8Array, count: number) => Uint8Array
+  /** AES-256 decryption of one 16-byte block. */
+  readonly decipher: (key: Uint8Array, block: Uint8Array) => Uint8Array
+}
+
+/** CBC's padding block for a 16-byte message: sixteen bytes of 16. */
+const FULL_PAD = 0x10
+
 export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRingShape>() {
   /**
    * A ring from lists of secrets per purpose, newest first. Each purpose needs at least one
    * secret of at least 32 bytes; a host typically derives them from one master secret it keeps
    * outside the database. `hmacSha256` replaces the WebCrypto HMAC with a synchronous one (for
-   * example `(key, msg) => createHmac("sha256", key).update(msg).digest()` from `node:crypto`).
+   * example `(key, msg) => createHmac("sha256", key).update(msg).digest()` from `node:crypto`),
+   * `aes256Gcm` and `aes256Block` WebCrypto's AES the same way.
    */
   static readonly fromSecrets = (
     secrets: Readonly<Record<SecretPurpose, ReadonlyArray<KeySecret>>>,
     options: {
       readonly hmacSha256?: (key: Uint8Array, message: Uint8Array) => Uint8Array
       readonly aes256Gcm?: Aes256Gcm
+      readonly aes256Block?: Aes256Block
     } = {}
   ): Layer.Layer<KeyRing> => {
     for (const list of Object.values(secrets)) {
@@ -134,23 +149,6 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
                 )
             )
         : (secret, iv, aad, plaintext) => Effect.sync(() => aes.seal(keyBytes(secret), iv, aad, plaintext))
-    const sealAll: KeyRingShape["sealAll"] =
-      aes === undefined
-        ? (secret, aad, items) =>
-            Effect.promise(async () => {
-              const key = await aesKey(secret)
-              return Promise.all(
-                items.map(
-                  async ({ iv, plaintext }) =>
-                    new Uint8Array(await globalThis.crypto.subtle.encrypt(gcm(iv, aad), key, new Uint8Array(plaintext)))
-                )
-              )
-            })
-        : (secret, aad, items) =>
-            Effect.sync(() => {
-              const key = keyBytes(secret)
-              return items.map(({ iv, plaintext }) => aes.seal(key, iv, aad, plaintext))
-            })
     const unseal: KeyRingShape["unseal"] =
       aes === undefined
         ? (secret, iv, aad, sealed) =>
@@ -167,6 +165,52 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
             })
         : (secret, iv, aad, sealed) =>
             Effect.sync(() => Option.fromNullable(aes.open(keyBytes(secret), iv, aad, sealed)))
+    const blockKeys = new WeakMap<KeySecret, Promise<{ readonly ctr: CryptoKey; readonly cbc: CryptoKey }>>()
+    const blockKey = (secret: KeySecret) => {
+      let keys = blockKeys.get(secret)
+      if (keys === undefined) {
+        const raw = new Uint8Array(keyBytes(secret))
+        const importAs = (name: string) =>
+          globalThis.crypto.subtle.importKey("raw", raw, name, false, ["encrypt", "decrypt"])
+        keys = Promise.all([importAs("AES-CTR"), importAs("AES-CBC")]).then(([ctr, cbc]) => ({ ctr, cbc }))
+        blockKeys.set(secret, keys)
+      }
+      return keys
+    }
+    const zeroIv = new Uint8Array(16)
+    const block = options.aes256Block
+    const encipherBlocks: KeyRingShape["encipherBlocks"] =
+      block === undefined
+        ? (secret, first, count) =>
+            Effect.promise(
+              async () =>
+                new Uint8Array(
+                  await globalThis.crypto.subtle.encrypt(
+                    { name: "AES-CTR", counter: new Uint8Array(first), length: 128 },
+                    (await blockKey(secret)).ctr,
+                    new Uint8Array(16 * count)
+                  )
+                )
+            )
+        : (secret, first, count) => Effect.sync(() => block.encipher(keyBytes(secret), first, count))
+    // WebCrypto has no single-block mode: CBC with a zero IV over `block` and a second block
+    // that decrypts to CBC's own padding (sixteen 16s) gives back exactly the one block.
+    const decipherBlock: KeyRingShape["decipherBlock"] =
+      block === undefined
+        ? (secret, sealed) =>
+            Effect.promise(async () => {
+              const { cbc } = await blockKey(secret)
+              const masked = new Uint8Array(16)
+              for (let i = 0; i < 16; i++) masked[i] = sealed[i]! ^ FULL_PAD
+              const tail = new Uint8Array(
+                await globalThis.crypto.subtle.encrypt({ name: "AES-CBC", iv: zeroIv }, cbc, masked)
+              ).subarray(0, 16)
+              const both = new Uint8Array(32)
+              both.set(sealed.subarray(0, 16), 0)
+              both.set(tail, 16)
+              return new Uint8Array(await globalThis.crypto.subtle.decrypt({ name: "AES-CBC", iv: zeroIv }, cbc, both))
+            })
+        : (secret, sealed) => Effect.sync(() => block.decipher(keyBytes(secret), sealed))
     const sync = options.hmacSha256
     return Layer.succeed(KeyRing, {
       current: (purpose) => {
@@ -180,8 +224,9 @@ export class KeyRing extends Context.Tag("@waybill/core/KeyRing")<KeyRing, KeyRi
           ? viaWebCrypto
           : (secret, message) => Effect.sync(() => sync(Redacted.value(secret.material), message)),
       seal,
-      sealAll,
-      unseal
+      unseal,
+      encipherBlocks,
+      decipherBlock
     })
   }
 }

@@ -72,11 +72,17 @@ export interface OrderRecord {
   readonly currentVersion: number
 }
 
+/** What the visibility rule reads of a document (a lookup lists no more than it needs). */
+export type VisibilityFields = Pick<
+  DocumentRecord,
+  "id" | "kind" | "orderVersion" | "batch" | "page" | "hidden" | "removed" | "capturedAt" | "createdAt"
+>
+
 /** Sorts attachments by batch and page; the order customers see them in. */
-const byBatchAndPage = (a: DocumentRecord, b: DocumentRecord) =>
+const byBatchAndPage = (a: VisibilityFields, b: VisibilityFields) =>
   a.batch - b.batch || a.page - b.page || a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
-const isVisible = (d: DocumentRecord) => !d.hidden && !d.removed
+const isVisible = (d: VisibilityFields) => !d.hidden && !d.removed
 
 /**
  * What a customer sees of one order (interface 2.4 rules): every visible attachment of the
@@ -84,7 +90,10 @@ const isVisible = (d: DocumentRecord) => !d.hidden && !d.removed
  * visible. A hidden or removed latest signature hides the signature altogether; an older one is
  * never shown in its place.
  */
-export const visible = (order: Pick<OrderRecord, "currentVersion">, documents: ReadonlyArray<DocumentRecord>) => {
+export const visible = <D extends VisibilityFields>(
+  order: Pick<OrderRecord, "currentVersion">,
+  documents: ReadonlyArray<D>
+): Array<D> => {
   const attachments = documents
     .filter((d) => d.kind === "attachment" && d.orderVersion === order.currentVersion && isVisible(d))
     .sort(byBatchAndPage)
@@ -93,8 +102,8 @@ export const visible = (order: Pick<OrderRecord, "currentVersion">, documents: R
 }
 
 /** The signature with the latest capture time (ties: the later created, then the larger id). */
-export const latestSignature = (documents: ReadonlyArray<DocumentRecord>): DocumentRecord | undefined => {
-  let latest: DocumentRecord | undefined
+export const latestSignature = <D extends VisibilityFields>(documents: ReadonlyArray<D>): D | undefined => {
+  let latest: D | undefined
   for (const d of documents) {
     if (d.kind !== "signature") continue
     if (

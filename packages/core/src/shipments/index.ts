@@ -32,6 +32,14 @@ export {
   type Rotation,
   ROTATIONS,
   sniffContentType,
-  visible
+  visible,
+  type VisibilityFields
 } from "./Document.js"
-export { DocumentStore, type LookupField } from "./DocumentStore.js"
+export {
+  DocumentStore,
+  type ListedDocument,
+  type ListedOrder,
+  type LookupField,
+  type OrderListing,
+  type TicketGrant
+} from "./DocumentStore.js"
