@@ -47,6 +47,7 @@ import { type RunningDispatcher, startDispatcher, type WebhookHostOptions } from
 import { type IdempotencyPurgeOptions, startIdempotencyPurger } from "./idempotency.js"
 import { type ActivityHostOptions, startActivityPurger } from "./activity.js"
 import { type SessionPurgeOptions, startSessionPurger } from "./sessions.js"
+import { type GrantPurgeOptions, startGrantPurger } from "./grants.js"
 
 export interface HostOptions {
   /**
@@ -300,6 +301,8 @@ export interface ServeOptions extends HostOptions {
   readonly activity?: ActivityHostOptions
   /** The hourly purge of the portal's expired sessions, one-time links and sign-in locks. */
   readonly sessions?: SessionPurgeOptions
+  /** The purge of expired download grants, every minute by default. */
+  readonly grants?: GrantPurgeOptions
   /** Log lines: JSON at info level by default (`--log-format`). */
   readonly log?: LogOptions
   /**
@@ -441,6 +444,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   const purger = startIdempotencyPurger(database.engine, options.idempotency)
   const activityPurger = startActivityPurger(database.engine, options.activity)
   const sessionPurger = startSessionPurger(database.engine, options.sessions, options.clock)
+  const grantPurger = startGrantPurger(database.engine, options.grants, options.clock)
   let stopping: Promise<void> | undefined
   const release = async () => {
     await portal.dispose()
@@ -462,6 +466,7 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
       await purger.stop()
       await activityPurger.stop()
       await sessionPurger.stop()
+      await grantPurger.stop()
       await dispatcher?.stop()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
@@ -475,7 +480,8 @@ export const serve = async (options: ServeOptions): Promise<RunningHost> => {
           dispatcher?.stop(),
           purger.stop(),
           activityPurger.stop(),
-          sessionPurger.stop()
+          sessionPurger.stop(),
+          grantPurger.stop()
         ])
         await release()
       })()
