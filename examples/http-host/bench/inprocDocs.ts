@@ -5,11 +5,15 @@
  * process's memory (`process.memoryUsage()` and the peak RSS, VmHWM) after each phase.
  *
  *   pnpm build && cd examples/http-host && node --import tsx bench/inprocDocs.ts \
- *     [--n 1000] [--concurrency 32] [--profile lookup|download] [--out file.cpuprofile] [--rotated] [--keep] [--bound]
- *     [--steps]
+ *     [--n 1000] [--concurrency 32] [--profile lookup|core|download] [--out file.cpuprofile] [--rotated] [--keep] [--bound]
+ *     [--steps] [--sql] [--core] [--allocations lookup|core|download]
  *
  * `--bound` also times, on the same database, what any implementation of Waybill's lookup design
- * must do by hand (`bench/lookupBound.ts`: its two queries and a hundred sealed tickets).
+ * must do by hand (`bench/lookupBound.ts`: its query, a hundred tickets and the grant's row).
+ * `--core` also times `Documents.lookup` called directly with the key's principal (no handler, no
+ * authentication, no JSON), so the handler's share of a lookup is the difference.
+ * `--allocations lookup|core|download` samples every allocation of that phase, by package and function.
+ * `--sql` times every SQLite statement and lists them by time per request after each phase.
  * `--rotated` uploads JPEGs saved with a rotation of 90 degrees instead of PDFs, so downloads go
  * through the image rendition. `--steps` prints the Effect runtime steps per request, by kind
  * (`bench/steps.ts`; the counting slows the run, so its times are not the request's). This is a tool for finding where the time goes; `pnpm bench`
@@ -18,16 +22,20 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Accounts, Config } from "@waybill/core"
+import { AccountStore, Accounts, Config, Documents } from "@waybill/core"
 import { createHandler } from "@waybill/http"
 import { openDatabase, waybillLayer } from "../src/host.js"
 import { loggingLayer } from "../src/observability.js"
 import { sampleShipment } from "../src/sample.js"
 import { benchLog } from "./logSink.js"
 import { startProfiler } from "./cpuprofile.js"
+import { printAllocations, startAllocationSampling } from "./allocations.js"
 import { measureLoop } from "./inprocLoop.js"
 import { BENCH_OPERATOR_TOKEN, BENCH_PDF, LOOKUP_ORDERS } from "./documentScenarios.js"
 import { readProcMemory } from "./proc.js"
@@ -42,6 +50,51 @@ const N = Number(arg("n") ?? 1000)
 const CONCURRENCY = Number(arg("concurrency") ?? 32)
 const PROFILE = arg("profile")
 const ROTATED = process.argv.includes("--rotated")
+const SQL = process.argv.includes("--sql")
+
+/**
+ * CPU time per SQL text, when `--sql`: every statement the host prepares is timed where it runs
+ * (process CPU, not wall time: the machine is shared, and a preempted statement would count the
+ * other process's time).
+ */
+const sqlTimes = new Map<string, { calls: number; us: number }>()
+const cpuNow = () => {
+  const { system, user } = process.cpuUsage()
+  return user + system
+}
+if (SQL) {
+  const prepare = Database.prototype.prepare
+  Database.prototype.prepare = function (this: Database.Database, text: string) {
+    const statement = prepare.call(this, text) as unknown as Record<string, (...a: Array<unknown>) => unknown>
+    for (const method of ["run", "get", "all"]) {
+      const original = statement[method]!
+      statement[method] = (...args: Array<unknown>) => {
+        const start = cpuNow()
+        try {
+          return original.apply(statement, args)
+        } finally {
+          const entry = sqlTimes.get(text) ?? { calls: 0, us: 0 }
+          entry.calls++
+          entry.us += cpuNow() - start
+          sqlTimes.set(text, entry)
+        }
+      }
+    }
+    return statement as unknown as Database.Statement
+  } as typeof prepare
+}
+const printSql = (n: number, name: string) => {
+  if (!SQL) return
+  const rows = [...sqlTimes.entries()].sort((a, b) => b[1].us - a[1].us)
+  let total = 0
+  for (const [, t] of rows) total += t.us
+  console.log(`${name}: SQL total ${(total / n).toFixed(1)} us CPU/request`)
+  for (const [text, t] of rows.slice(0, 12))
+    console.log(
+      `${(t.us / n).toFixed(1).padStart(7)} us ${(t.calls / n).toFixed(2).padStart(5)} calls  ${text.replace(/\s+/g, " ").slice(0, 140)}`
+    )
+  sqlTimes.clear()
+}
 
 const memory = (phase: string) => {
   const m = process.memoryUsage()
@@ -159,29 +212,53 @@ const downloadOnce = async () => {
   if (n === 0) throw new Error("download: empty body")
 }
 
+const ALLOCATIONS = arg("allocations")
 const run = async (name: string, once: () => Promise<void>, n: number, profile: boolean) => {
   const profiler = profile ? await startProfiler() : undefined
+  const sampling =
+    ALLOCATIONS !== undefined && !name.endsWith("warm-up") && name.startsWith(ALLOCATIONS)
+      ? await startAllocationSampling()
+      : undefined
   const before = steps === undefined ? undefined : { steps: steps.steps(), kinds: steps.kinds() }
+  sqlTimes.clear()
   const { cpuUs, wallUs } = await measureLoop(n, CONCURRENCY, once)
   console.log(
     `${name}: ${n} requests, concurrency ${CONCURRENCY}: ${wallUs.toFixed(0)} us wall, ${cpuUs.toFixed(0)} us CPU per request`
   )
   if (steps !== undefined && before !== undefined && !name.endsWith("warm-up")) printSteps(steps, before, n, name)
+  if (!name.endsWith("warm-up")) printSql(n, name)
   if (profiler !== undefined) console.log(`CPU profile: ${await profiler.stop(arg("out") ?? `${name}.cpuprofile`)}`)
+  if (sampling !== undefined) printAllocations(await sampling.stop(), n, name)
 }
 
 await run("lookup warm-up", lookupOnce, Math.max(100, N / 5), false)
 await run("lookup", lookupOnce, N, PROFILE === "lookup")
 memory("after lookups")
+if (process.argv.includes("--core")) {
+  const runtime = ManagedRuntime.make(layer)
+  const slot = await runtime.runPromise(
+    Effect.flatMap(AccountStore, (s) => s.findSlotWithAccount(created.account.customerNo, "live"))
+  )
+  const principal = Option.getOrThrow(slot)
+  const params = { control_no: [trackNos.join(",")], search_field: [], search_value: [], id: [] }
+  const coreOnce = async () => {
+    const r = await runtime.runPromise(Documents.lookup({ client: Option.none(), principal, params }))
+    if (r.orders.length !== LOOKUP_ORDERS) throw new Error("core lookup: not 100 orders")
+  }
+  await run("core lookup warm-up", coreOnce, Math.max(100, N / 5), false)
+  await run("core lookup (Documents.lookup)", coreOnce, N, PROFILE === "core")
+  await runtime.dispose()
+}
 if (process.argv.includes("--bound")) {
   const b = measureLookupBound(dbFile, created.account.customerNo, trackNos, N)
   console.log(
-    `lookup bound by hand: orders query ${b.ordersUs.toFixed(0)} us + documents query ${b.documentsUs.toFixed(0)} us + ` +
-      `${LOOKUP_ORDERS} AES-GCM tickets ${b.ticketsUs.toFixed(0)} us = ${b.totalUs.toFixed(0)} us per lookup`
+    `lookup bound by hand: the joined query ${b.queryUs.toFixed(0)} us + ${b.documents} tickets (one AES-CTR keystream) ` +
+      `${b.ticketsUs.toFixed(0)} us + the grant's row ${b.grantUs.toFixed(0)} us = ${b.totalUs.toFixed(0)} us per lookup`
   )
   console.log(
-    `  other designs: the two queries as one joined statement ${b.joinedUs.toFixed(0)} us; ` +
-      `${LOOKUP_ORDERS} tickets as one AES-CTR pass + an HMAC-SHA-256 each ${b.ctrHmacTicketsUs.toFixed(0)} us`
+    `  other designs: the previous release's two queries ${b.previous.ordersUs.toFixed(0)} + ` +
+      `${b.previous.documentsUs.toFixed(0)} us and ${b.documents} AES-GCM tickets ${b.previous.ticketsUs.toFixed(0)} us; ` +
+      `stateless tickets (one AES-CTR pass + an HMAC-SHA-256 each) ${b.statelessTicketsUs.toFixed(0)} us`
   )
 }
 await run("download warm-up", downloadOnce, Math.max(100, N / 5), false)
