@@ -21,11 +21,11 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
-import { type Cancel, ClientIp, Credentials, Metrics, Ulid } from "@waybill/core"
+import { Admission, type Cancel, ClientIp, Credentials, Metrics, Ulid } from "@waybill/core"
 import * as ActivityRecording from "./ActivityRecorder.js"
 import { operatorDenial } from "./internal/access.js"
 import { Messages } from "./internal/errors.js"
-import { withRateLimitHeaders } from "./internal/ratelimit.js"
+import { rateLimitHeaders } from "./internal/ratelimit.js"
 import { failure } from "./internal/respond.js"
 import { type Reply, toResponse, type WaybillRequest, withHeaders } from "./Raw.js"
 import { accountSetupRoute, verifyLinkRoute } from "./routes/accountsetup.js"
@@ -179,8 +179,7 @@ const route = (found: Match, ctx: RouteContext): Effect.Effect<Reply, never, Han
     const denied = operatorDenial(ctx)
     if (denied !== undefined) return Effect.succeed(denied)
   }
-  // Routes that checked a rate limit (core `Admission`) get the RateLimit header fields.
-  return withRateLimitHeaders(r.run(ctx))
+  return r.run(ctx)
 }
 
 const internalError = (defect: unknown) =>
@@ -190,14 +189,23 @@ const internalError = (defect: unknown) =>
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
 /**
- * The incoming `X-Request-Id` when it is acceptable, else a new ULID. The random part comes from
- * WebCrypto, which every Fetch runtime has, rather than the layer's `Entropy` port: a request id
- * is not a secret, and the id must exist even when the layer could not be built (the 503 path).
+ * The random part of the request ids this process makes: drawn once from WebCrypto, which every
+ * Fetch runtime has, then counted up by one for each id (a ULID's monotonic form), so ids are
+ * unique within the process and, from a random 80-bit start, across hosts. A request id is not a
+ * secret, so it needs no fresh randomness each time; and it must exist even when the layer
+ * could not be built (the 503 path), so it does not come from the layer's `Entropy` port.
  */
+const requestIdRandom = globalThis.crypto.getRandomValues(new Uint8Array(10))
+
+/** The incoming `X-Request-Id` when it is acceptable, else a new ULID. */
 const requestIdOf = (request: WaybillRequest): string => {
   const incoming = request.headers.get("x-request-id")
   if (incoming !== null && REQUEST_ID.test(incoming)) return incoming
-  return Ulid.encode(Date.now(), globalThis.crypto.getRandomValues(new Uint8Array(10)))
+  for (let i = requestIdRandom.length - 1; i >= 0; i--) {
+    requestIdRandom[i] = (requestIdRandom[i]! + 1) & 0xff
+    if (requestIdRandom[i] !== 0) break
+  }
+  return Ulid.encode(Date.now(), requestIdRandom)
 }
 
 /**
@@ -292,8 +300,11 @@ export const handleReply = (
     const note: RequestNote = { customerNo: null }
     const ctx: RouteContext = { request, url, info, options, client, params: found.params ?? NO_PARAMS, note }
     // What follows the route's answer reads the fiber's locals in one runtime step.
+    // The answer's tail (the RateLimit fields when a limit was checked, the activity record,
+    // metrics, the access line) reads the fiber's locals and services in one runtime step.
     const program = Effect.flatMap(Effect.catchAllDefect(route(found, ctx), internalError), (reply) =>
       Effect.withFiberRuntime<Reply>((fiber) => {
+        const usage = fiber.getFiberRef(Admission.currentUsage)
         const seconds = (performance.now() - started) / 1000
         // The client's canonical text, for the activity log and the access line alike.
         const clientText = Option.isSome(client) ? ClientIp.format(client.value) : null
@@ -310,7 +321,10 @@ export const handleReply = (
           client: clientText
         }
         const log = found.route?.quiet === true ? Effect.logDebug("request") : Effect.logInfo("request")
-        return Effect.zipRight(annotate(line), Effect.as(log, withHeaders(reply, { "x-request-id": requestId })))
+        const headers = Option.isSome(usage)
+          ? { ...rateLimitHeaders(usage.value), "x-request-id": requestId }
+          : { "x-request-id": requestId }
+        return Effect.zipRight(annotate(line), Effect.as(log, withHeaders(reply, headers)))
       })
     )
     const annotated = Effect.zipRight(annotate({ request_id: requestId }), program)
