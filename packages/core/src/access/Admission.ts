@@ -11,6 +11,7 @@
  * the route then answers (success, 400, 409, or the 429 itself). Programs run without HTTP
  * (the CLI, tests) simply never read it.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as FiberRef from "effect/FiberRef"
@@ -30,7 +31,7 @@ import type { AccountStore } from "./AccountStore.js"
 import type { UserStore } from "./UserStore.js"
 import * as Credentials from "./Credentials.js"
 import * as IpBlocks from "./IpBlocklist.js"
-import { RateLimiter } from "./RateLimiter.js"
+import { RateLimiter, type RateLimiterShape } from "./RateLimiter.js"
 import { Metrics } from "../shared/index.js"
 
 /** The client address is outside the account's IP allowlist (or unknown while one is set). */
@@ -95,35 +96,34 @@ const IP_BUCKET = "ip:"
 export const isRequestBucket = (key: string): boolean => key.startsWith(KEY_BUCKET) || key.startsWith(IP_BUCKET)
 
 const limit = (
+  limiter: RateLimiterShape,
   policy: Policy,
   bucket: string,
   rule: RateLimitRule
-): Effect.Effect<void, RateLimited | StorageError, RateLimiter> =>
-  Effect.flatMap(RateLimiter, (limiter) =>
-    Effect.flatMap(limiter.hit(bucket, rule.requests, rule.windowSeconds * 1000), (quota) => {
-      const resetSeconds = Math.max(1, Math.ceil(quota.resetMs / 1000))
-      const usage: Usage = {
-        policy,
-        limit: quota.limit,
-        windowSeconds: rule.windowSeconds,
-        remaining: quota.remaining,
-        resetSeconds
-      }
-      const noted = FiberRef.set(currentUsage, Option.some(usage))
-      if (quota.allowed) return noted
-      return Effect.zipRight(
-        Effect.zipRight(noted, Metric.increment(Metrics.refusalsBy.rate_limited)),
-        Effect.fail(
-          new RateLimited({
-            policy,
-            limit: quota.limit,
-            windowSeconds: rule.windowSeconds,
-            retryAfterSeconds: resetSeconds
-          })
-        )
+): Effect.Effect<void, RateLimited | StorageError> =>
+  Effect.flatMap(limiter.hit(bucket, rule.requests, rule.windowSeconds * 1000), (quota) => {
+    const resetSeconds = Math.max(1, Math.ceil(quota.resetMs / 1000))
+    const usage: Usage = {
+      policy,
+      limit: quota.limit,
+      windowSeconds: rule.windowSeconds,
+      remaining: quota.remaining,
+      resetSeconds
+    }
+    const noted = FiberRef.set(currentUsage, Option.some(usage))
+    if (quota.allowed) return noted
+    return Effect.zipRight(
+      Effect.zipRight(noted, Metric.increment(Metrics.refusalsBy.rate_limited)),
+      Effect.fail(
+        new RateLimited({
+          policy,
+          limit: quota.limit,
+          windowSeconds: rule.windowSeconds,
+          retryAfterSeconds: resetSeconds
+        })
       )
-    })
-  )
+    )
+  })
 
 /**
  * Admits an authenticated request: the account's IP allowlist, then the per-key limit
@@ -132,14 +132,23 @@ const limit = (
 export const admitKey = (
   principal: Principal,
   client: Option.Option<ClientIp.Address>
-): Effect.Effect<void, IpNotAllowed | RateLimited | StorageError, RateLimiter | WaybillConfig> => {
+): Effect.Effect<void, IpNotAllowed | RateLimited | StorageError, RateLimiter | WaybillConfig> =>
+  Effect.flatMap(Effect.context<RateLimiter | WaybillConfig>(), (context) => admitKeyIn(context, principal, client))
+
+/** {@link admitKey} with its services already in hand. */
+const admitKeyIn = (
+  context: Context.Context<RateLimiter | WaybillConfig>,
+  principal: Principal,
+  client: Option.Option<ClientIp.Address>
+): Effect.Effect<void, IpNotAllowed | RateLimited | StorageError> => {
   if (!allowlisted(principal.account, client)) {
     return Effect.fail(new IpNotAllowed({ customerNo: principal.account.customerNo }))
   }
   // A browser session counts on its own (per user), not against the key it acts under: a person
   // reading documents in a browser cannot use up an integration's budget, nor the reverse.
   const bucket = principal.session === undefined ? principal.key.id : `session:${principal.session.userId}`
-  return Effect.flatMap(WaybillConfig, (config) => limit("key", `${KEY_BUCKET}${bucket}`, config.limits.perKey))
+  const rule = Context.get(context, WaybillConfig).limits.perKey
+  return limit(Context.get(context, RateLimiter), "key", `${KEY_BUCKET}${bucket}`, rule)
 }
 
 /**
@@ -151,8 +160,13 @@ export const admitClient = (
 ): Effect.Effect<void, RateLimited | StorageError, RateLimiter | WaybillConfig> =>
   Option.isNone(client)
     ? Effect.void
-    : Effect.flatMap(WaybillConfig, (config) =>
-        limit("ip", `${IP_BUCKET}${ClientIp.blockKey(client.value)}`, config.limits.perClient)
+    : Effect.flatMap(Effect.context<RateLimiter | WaybillConfig>(), (context) =>
+        limit(
+          Context.get(context, RateLimiter),
+          "ip",
+          `${IP_BUCKET}${ClientIp.blockKey(client.value)}`,
+          Context.get(context, WaybillConfig).limits.perClient
+        )
       )
 
 /** Why the door refuses: a blocked address, the credential, the allowlist, a limit, or storage. */
@@ -181,9 +195,12 @@ export interface AdmitInput {
  * request.
  */
 export const admit = (input: AdmitInput): Effect.Effect<Principal, AdmitError, AdmitRequirements> =>
-  Effect.flatMap(IpBlocks.check(input.client), () =>
-    Effect.flatMap(Credentials.authenticate(input.resolution), (principal) =>
-      Effect.as(admitKey(principal, input.client), principal)
+  // Every service the door reads, from the context in one step.
+  Effect.flatMap(Effect.context<AdmitRequirements>(), (context) =>
+    Effect.flatMap(IpBlocks.checkIn(Context.get(context, IpBlocks.IpBlocklist), input.client), () =>
+      Effect.flatMap(Credentials.authenticateIn(context, input.resolution), (principal) =>
+        Effect.as(admitKeyIn(context, principal, input.client), principal)
+      )
     )
   )
 

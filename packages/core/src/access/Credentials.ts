@@ -167,25 +167,46 @@ export const authenticate = (
   const token = resolution.token
   const mode = ApiKey.parse(Redacted.value(token))
   if (Option.isNone(mode)) return Effect.fail(new InvalidCredential({ reason: "malformed-key" }))
-  return Effect.flatMap(Effect.context<AccountStore | KeyRing>(), (context) => {
-    const ring = Context.get(context, KeyRing)
-    const store = Context.get(context, AccountStore)
-    const message = utf8(Redacted.value(token))
-    // Newest secret first; older ones find keys issued before a rotation of the api-key secret.
-    const search = (
-      secrets: ReadonlyArray<KeySecret>,
-      i: number
-    ): Effect.Effect<Principal, InvalidCredential | StorageError> =>
-      i === secrets.length
-        ? Effect.fail(new InvalidCredential({ reason: "unknown" }))
-        : Effect.flatMap(ring.hmac(secrets[i]!, message), (mac) => {
-            const digest = toHex(mac)
-            return Effect.flatMap(store.findKeyWithAccount(digest), (found) =>
-              Option.isNone(found) ? search(secrets, i + 1) : admitted(found.value, digest, mode.value)
-            )
-          })
-    return Effect.flatMap(ring.all("api-key"), (secrets) => search(secrets, 0))
-  })
+  return Effect.flatMap(Effect.context<AccountStore | KeyRing>(), (context) => byKey(context, token, mode.value))
+}
+
+/**
+ * {@link authenticate} with its services already in hand (the admission door takes them from
+ * the context in one step).
+ */
+export const authenticateIn = (
+  context: Context.Context<AccountStore | KeyRing | UserStore>,
+  resolution: Resolution
+): Effect.Effect<Principal, MissingCredential | InvalidCredential | StorageError> => {
+  if (resolution._tag !== "Found") return Effect.provide(authenticate(resolution), context)
+  const mode = ApiKey.parse(Redacted.value(resolution.token))
+  if (Option.isNone(mode)) return Effect.fail(new InvalidCredential({ reason: "malformed-key" }))
+  return byKey(context, resolution.token, mode.value)
+}
+
+/** The principal of an API key: its HMAC under each `api-key` secret, newest first, looked up. */
+const byKey = (
+  context: Context.Context<AccountStore | KeyRing>,
+  token: Redacted.Redacted<string>,
+  mode: ApiKeyRecord["mode"]
+): Effect.Effect<Principal, InvalidCredential | StorageError> => {
+  const ring = Context.get(context, KeyRing)
+  const store = Context.get(context, AccountStore)
+  const message = utf8(Redacted.value(token))
+  // Newest secret first; older ones find keys issued before a rotation of the api-key secret.
+  const search = (
+    secrets: ReadonlyArray<KeySecret>,
+    i: number
+  ): Effect.Effect<Principal, InvalidCredential | StorageError> =>
+    i === secrets.length
+      ? Effect.fail(new InvalidCredential({ reason: "unknown" }))
+      : Effect.flatMap(ring.hmac(secrets[i]!, message), (mac) => {
+          const digest = toHex(mac)
+          return Effect.flatMap(store.findKeyWithAccount(digest), (found) =>
+            Option.isNone(found) ? search(secrets, i + 1) : admitted(found.value, digest, mode)
+          )
+        })
+  return Effect.flatMap(ring.all("api-key"), (secrets) => search(secrets, 0))
 }
 
 /** A stored key found by its hash: the principal, once the hash and mode agree and the key is active. */

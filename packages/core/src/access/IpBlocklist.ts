@@ -58,21 +58,26 @@ const keyOf = (ip: string) =>
 export const check = (
   client: Option.Option<ClientIp.Address>
 ): Effect.Effect<void, IpBlocked | StorageError, IpBlocklist> =>
+  Option.isNone(client) ? Effect.void : Effect.flatMap(IpBlocklist, (list) => checkIn(list, client))
+
+/** {@link check} against a blocklist already in hand. */
+export const checkIn = (
+  list: IpBlocklistShape,
+  client: Option.Option<ClientIp.Address>
+): Effect.Effect<void, IpBlocked | StorageError> =>
   Option.isNone(client)
     ? Effect.void
-    : Effect.flatMap(IpBlocklist, (list) =>
-        Effect.flatMap(list.find(ClientIp.blockKey(client.value)), (found) =>
-          Option.isNone(found)
-            ? Effect.void
-            : Effect.flatMap(Clock.currentTimeMillis, (now) =>
-                found.value.until > now
-                  ? Effect.zipRight(
-                      Metric.increment(Metrics.refusalsBy.ip_blocked),
-                      Effect.fail(new IpBlocked({ until: found.value.until }))
-                    )
-                  : Effect.void
-              )
-        )
+    : Effect.flatMap(list.find(ClientIp.blockKey(client.value)), (found) =>
+        Option.isNone(found)
+          ? Effect.void
+          : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              found.value.until > now
+                ? Effect.zipRight(
+                    Metric.increment(Metrics.refusalsBy.ip_blocked),
+                    Effect.fail(new IpBlocked({ until: found.value.until }))
+                  )
+                : Effect.void
+            )
       )
 
 /** Blocks an address (an IPv6 address blocks its /64) for `durationMs`. */
