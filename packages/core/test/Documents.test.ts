@@ -3,7 +3,8 @@ import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import { defaults } from "../src/shared/Config.js"
 import { type DocumentRecord, latestSignature, sniffContentType, visible } from "../src/shipments/Document.js"
-import { type LookupParams, parseLookup, parseRotation } from "../src/documents/Documents.js"
+import { inRequestOrder, type LookupParams, parseLookup, parseRotation } from "../src/documents/Documents.js"
+import type { OrderListing } from "../src/shipments/DocumentStore.js"
 
 const limits = defaults.documents
 const none: LookupParams = { control_no: [], search_field: [], search_value: [], id: [] }
@@ -164,6 +165,47 @@ describe("visible", () => {
       const latest = latestSignature(docs)
       if (all.length > 0) expect(latest?.capturedAt).toBe(latestCapture)
       expect(signatures.map((d) => d.id)).toEqual(latest !== undefined && isShown(latest) ? [latest.id] : [])
+    }
+  )
+})
+
+describe("inRequestOrder", () => {
+  const listing = (trackNo: string, reference: string, invoice: string): OrderListing => ({
+    order: { trackNo, reference, requestedBy: "", invoice, currentVersion: 1 },
+    documents: []
+  })
+  const value = fc.constantFrom("A", "B", "C", "D", "E", "F")
+
+  it.prop(
+    "orders come in the order of the first value each matched (any of its keys for `any`), ties by tracking number",
+    [
+      fc.constantFrom("control_no" as const, "customer_reference" as const, "invoice_no" as const, "any" as const),
+      fc.uniqueArray(value, { minLength: 1, maxLength: 6 }),
+      fc.array(fc.tuple(value, value), { maxLength: 12 })
+    ],
+    ([field, values, keys]) => {
+      const found = keys.map(([reference, invoice], i) =>
+        listing(`${values[i % values.length]}${i}`, reference, invoice)
+      )
+      const sorted = inRequestOrder({ field, values }, found)
+      expect([...sorted].sort((a, b) => (a.order.trackNo < b.order.trackNo ? -1 : 1))).toEqual(
+        [...found].sort((a, b) => (a.order.trackNo < b.order.trackNo ? -1 : 1))
+      )
+      const rank = (l: OrderListing) => {
+        const at = (v: string) => (values.includes(v) ? values.indexOf(v) : values.length)
+        const { invoice, reference, trackNo } = l.order
+        return field === "control_no"
+          ? at(trackNo)
+          : field === "customer_reference"
+            ? at(reference)
+            : field === "invoice_no"
+              ? at(invoice)
+              : Math.min(at(trackNo), at(reference), at(invoice))
+      }
+      for (let i = 1; i < sorted.length; i++) {
+        const [a, b] = [sorted[i - 1]!, sorted[i]!]
+        expect(rank(a) < rank(b) || (rank(a) === rank(b) && a.order.trackNo < b.order.trackNo)).toBe(true)
+      }
     }
   )
 })

@@ -163,18 +163,14 @@ const matchIndexOf = (lookup: Lookup): ((order: ListedOrder) => number) => {
           : Math.min(at(order.trackNo), at(order.reference), at(order.invoice))
 }
 
-/**
- * The orders a lookup found, in request order (ties by tracking number), each with the
- * documents customers see (`Document.visible`).
- */
-export const shownInOrder = (
-  lookup: Lookup,
-  found: ReadonlyArray<OrderListing>
-): Array<{ readonly order: ListedOrder; readonly documents: ReadonlyArray<ListedDocument> }> => {
+/** The orders a lookup found, in request order (ties by tracking number). */
+export const inRequestOrder = (lookup: Lookup, found: ReadonlyArray<OrderListing>): Array<OrderListing> => {
   const matchIndex = matchIndexOf(lookup)
-  const ranked = found.map((listing) => ({ listing, rank: matchIndex(listing.order) }))
-  ranked.sort((a, b) => a.rank - b.rank || (a.listing.order.trackNo < b.listing.order.trackNo ? -1 : 1))
-  return ranked.map(({ listing }) => ({ order: listing.order, documents: visible(listing.order, listing.documents) }))
+  const ranks = found.map((listing) => matchIndex(listing.order))
+  return found
+    .map((_, i) => i)
+    .sort((a, b) => ranks[a]! - ranks[b]! || (found[a]!.order.trackNo < found[b]!.order.trackNo ? -1 : 1))
+    .map((i) => found[i]!)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,15 +244,17 @@ const lookupProgram = Effect.fnUntraced(function* (input: LookupInput) {
     return yield* new InvalidLookup({
       message: `More than ${limits.maxMatchingOrders} orders match; narrow the lookup.`
     })
-  const shown = shownInOrder(query, found)
-  const documents: Array<ListedDocument> = []
-  for (const order of shown) for (const d of order.documents) documents.push(d)
-  const { tickets } = yield* issueTickets(principal.account.customerNo, principal.key, documents)
+  // What customers see of each order, and a ticket for each of those documents, in answer order.
+  const listed = inRequestOrder(query, found)
+  const shown = listed.map((listing) => visible(listing.order, listing.documents))
+  const { tickets } = yield* issueTickets(principal.account.customerNo, principal.key, shown.flat())
   let next = 0
-  const orders: Array<OrderDocuments> = shown.map(({ order, documents: list }) => ({
-    order,
-    documents: list.map((document) => ({ document, ticket: tickets[next++]! }))
-  }))
+  const orders = listed.map(
+    (listing, i): OrderDocuments => ({
+      order: listing.order,
+      documents: shown[i]!.map((document) => ({ document, ticket: tickets[next++]! }))
+    })
+  )
   return { principal, orders }
 })
 
