@@ -11,8 +11,13 @@
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 
-/** `self` inside a span named `name` when the fiber traces, else `self` alone. */
+/**
+ * `self` inside a span named `name` when the fiber traces, else `self` alone: the switch is read
+ * in the one step that then runs either.
+ */
 export const traced =
   (name: string) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.flatMap(FiberRef.get(FiberRef.currentTracerEnabled), (on) => (on ? Effect.withSpan(self, name) : self))
+    Effect.withFiberRuntime<A, E, R>((fiber) =>
+      fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.withSpan(self, name) : self
+    )
