@@ -4,9 +4,11 @@
  * issues the statements Waybill issues, in the same order and transactions:
  *
  * - the IP block check and the API key lookup (HMAC-SHA-256 of the key, joined with its account);
- * - per shipment, one transaction: the shipment row, its two stop rows (the delivery stop
- *   carrying the leg that arrives at it), the `shipment.booked` event and the webhook fan-out
- *   for it (Waybill's `insert ... select` over the account's subscriptions);
+ * - per shipment, one unit: the shipment row, its two stop rows (the delivery stop carrying the
+ *   leg that arrives at it), the `shipment.booked` event and the webhook fan-out for it
+ *   (Waybill's `insert ... select` over the account's subscriptions), under a savepoint of the
+ *   transaction that the group commit opens for the bookings of one turn of the event loop and
+ *   commits before any of them is answered (as Waybill's SQLite engine does);
  * - the call in the account's activity log, batched (`handActivity.ts`).
  *
  * What it leaves out is everything but storage: no validation beyond the floor's required
@@ -112,7 +114,7 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
     })
   )
 
-  /** One shipment, its stops (with the leg), event and deliveries, in one transaction (as Waybill's `book`). */
+  /** One shipment, its stops (with the leg), event and deliveries, as one unit (a savepoint inside the group's transaction, as Waybill's `book`). */
   const bookOne = sqlite.transaction((s: Json, customerNo: string, jsonstrn: string, now: number, trackNo: string) => {
     const d = DERIVED
     const c = d.charge
@@ -192,6 +194,41 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
     }
   }
 
+  /**
+   * Waybill's group commit: the bookings that arrive in one turn of the event loop run back to
+   * back when it ends, each under its own savepoint (`bookOne`, a better-sqlite3 transaction,
+   * nests as one), in one SQLite transaction, and each is answered once its COMMIT returned.
+   */
+  let queue: Array<{ readonly run: () => Array<string>; readonly done: (result: Array<string> | Error) => void }> = []
+  const begin = sqlite.prepare("begin immediate")
+  const commit = sqlite.prepare("commit")
+  const flush = () => {
+    const work = queue
+    queue = []
+    const results = new Array<Array<string> | Error>(work.length)
+    begin.run()
+    work.forEach((w, i) => {
+      try {
+        results[i] = w.run()
+      } catch (e) {
+        results[i] = e instanceof Error ? e : new Error(String(e))
+      }
+    })
+    try {
+      commit.run()
+    } catch (e) {
+      if (sqlite.inTransaction) sqlite.exec("rollback")
+      for (const w of work) w.done(e instanceof Error ? e : new Error(String(e)))
+      return
+    }
+    work.forEach((w, i) => w.done(results[i]!))
+  }
+  const committed = (run: () => Array<string>): Promise<Array<string>> =>
+    new Promise((resolve, reject) => {
+      if (queue.length === 0) setImmediate(flush)
+      queue.push({ run, done: (result) => (result instanceof Error ? reject(result) : resolve(result)) })
+    })
+
   const createShipments = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (ipBlock.get(req.socket.remoteAddress ?? "") !== undefined) return fail(res, 403, "Access denied.")
     const authorization = req.headers.authorization ?? ""
@@ -210,10 +247,12 @@ export const startCeiling: StartTarget = async ({ dbFile, host, port }) => {
     if (problems.length > 0) return fail(res, 400, problems.join("; "))
     const jsonstrn = typeof body.data["jsonstrn"] === "string" ? body.data["jsonstrn"] : ""
     const now = Date.now()
-    const shipments = (body.shipments as ReadonlyArray<Json>).map((s, i) => ({
+    const input = body.shipments as ReadonlyArray<Json>
+    const trackNos = await committed(() => input.map((s) => book(s, customerNo, jsonstrn, now)))
+    const shipments = input.map((s, i) => ({
       order: i + 1,
       result: "success",
-      track_no: book(s, customerNo, jsonstrn, now),
+      track_no: trackNos[i]!,
       billing_reference: String(s["BillingReference"] ?? ""),
       service_type: s["ServiceType"],
       vehicle_type: s["VehicleType"],
