@@ -86,6 +86,9 @@ const documentsArb = fc.array(
   { minLength: 1, maxLength: 20 }
 )
 
+/** Opening just before `expiresAt`, with the default lifetime of 15 minutes. */
+const before = (expiresAt: number): Ticket.OpenWindow => ({ now: expiresAt - 1, lifetimeMs: 900_000 })
+
 const sample: Ticket.GrantClaims = {
   customerNo: "1234567",
   keyId: "key_1234567_live",
@@ -113,7 +116,7 @@ describe("Ticket", () => {
           expect(ticket).not.toContain(part)
           expect(new TextDecoder().decode(Ticket.decodeBase64Url(ticket))).not.toContain(part)
         }
-        expect(yield* Ticket.open(ticket)).toEqual(
+        expect(yield* Ticket.open(ticket, before(sample.expiresAt))).toEqual(
           Option.some({ ...sample, documentId: documents[i]!.id, documentVersion: documents[i]!.version })
         )
       }
@@ -130,7 +133,7 @@ describe("Ticket", () => {
     Effect.gen(function* () {
       const { tickets } = yield* issue(claims, documents)
       for (const [i, ticket] of tickets.entries())
-        expect(yield* Ticket.open(ticket)).toEqual(
+        expect(yield* Ticket.open(ticket, before(claims.expiresAt))).toEqual(
           Option.some({ ...claims, documentId: documents[i]!.id, documentVersion: documents[i]!.version })
         )
     }).pipe(Effect.provide(layer()))
@@ -168,18 +171,18 @@ describe("Ticket", () => {
         Ticket.MAX_GRANT_DOCUMENTS,
         Ticket.MAX_GRANT_DOCUMENTS + 1
       ])
-        expect(Option.getOrThrow(yield* Ticket.open(tickets[i]!)).documentId).toBe(`d${i}`)
+        expect(Option.getOrThrow(yield* Ticket.open(tickets[i]!, before(sample.expiresAt))).documentId).toBe(`d${i}`)
     }).pipe(Effect.provide(layer([secret("t1", 1)], true)))
   )
 
   it.effect("a ticket whose grant is not stored (never, or deleted once expired) does not open", () =>
     Effect.gen(function* () {
       const { grants, tickets } = yield* Ticket.issue(sample, [doc])
-      expect(yield* Ticket.open(tickets[0]!)).toEqual(Option.none())
+      expect(yield* Ticket.open(tickets[0]!, before(sample.expiresAt))).toEqual(Option.none())
       yield* (yield* DocumentStore).insertGrant(grants[0]!)
-      expect(Option.isSome(yield* Ticket.open(tickets[0]!))).toBe(true)
+      expect(Option.isSome(yield* Ticket.open(tickets[0]!, before(sample.expiresAt)))).toBe(true)
       shared.grants.delete(grants[0]!.id)
-      expect(yield* Ticket.open(tickets[0]!)).toEqual(Option.none())
+      expect(yield* Ticket.open(tickets[0]!, before(sample.expiresAt))).toEqual(Option.none())
     }).pipe(Effect.provide(layer()))
   )
 
@@ -188,8 +191,47 @@ describe("Ticket", () => {
       const { grants, tickets } = yield* issue(sample, [doc, doc])
       // The same grant id with one document fewer: the second ticket's index is now past the end.
       shared.grants.set(grants[0]!.id, { ...grants[0]!, documents: [doc] })
-      expect(Option.isSome(yield* Ticket.open(tickets[0]!))).toBe(true)
-      expect(yield* Ticket.open(tickets[1]!)).toEqual(Option.none())
+      expect(Option.isSome(yield* Ticket.open(tickets[0]!, before(sample.expiresAt)))).toBe(true)
+      expect(yield* Ticket.open(tickets[1]!, before(sample.expiresAt))).toEqual(Option.none())
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a grant whose expiry second is over, or lies too far ahead, is refused without a read", () =>
+    Effect.gen(function* () {
+      const reads: Array<string> = []
+      const counting = Layer.succeed(DocumentStore, {
+        findGrant: (id: string) =>
+          Effect.sync(() => {
+            reads.push(id)
+            return Option.fromNullable(shared.grants.get(id))
+          })
+      } as unknown as DocumentStoreShape)
+      const { tickets } = yield* issue(sample, [doc])
+      const open = (now: number) =>
+        Ticket.open(tickets[0]!, { now, lifetimeMs: 900_000 }).pipe(Effect.provide(counting))
+      const second = Math.floor(sample.expiresAt / 1000) * 1000
+      expect(Option.isSome(yield* open(sample.expiresAt - 900_000))).toBe(true)
+      // Still looked up (and refused by the expiry check, `isLive`) within its last second.
+      expect(Option.isSome(yield* open(second + 999))).toBe(true)
+      expect(reads).toHaveLength(2)
+      expect(yield* open(second + 1000)).toEqual(Option.none())
+      expect(yield* open(sample.expiresAt - 900_000 - Ticket.CLOCK_SKEW_MS - 1000)).toEqual(Option.none())
+      expect(reads).toHaveLength(2)
+      expect(Option.isSome(yield* open(sample.expiresAt - 900_000 - Ticket.CLOCK_SKEW_MS + 1000))).toBe(true)
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a block made with the key for a grant that is not stored does not open", () =>
+    Effect.gen(function* () {
+      const key = createHmac("sha256", new Uint8Array(32).fill(1)).update("waybill ticket block key v2").digest()
+      const plain = Buffer.alloc(16)
+      plain.writeUInt32BE(Math.floor(sample.expiresAt / 1000), 0)
+      plain.fill(0xab, 4, 14)
+      const c = createCipheriv("aes-256-ecb", key, null).setAutoPadding(false)
+      const ticket = Ticket.encodeBase64Url(
+        Buffer.concat([Buffer.from([2, 2, 0x74, 0x31]), c.update(plain), c.final()])
+      )
+      expect(yield* Ticket.open(ticket, before(sample.expiresAt))).toEqual(Option.none())
     }).pipe(Effect.provide(layer()))
   )
 
@@ -215,7 +257,7 @@ describe("Ticket", () => {
     [fc.oneof(fc.string({ maxLength: 400 }), fc.stringMatching(/^[A-Za-z0-9_-]{0,300}$/))],
     ([text]) =>
       Effect.gen(function* () {
-        expect(Option.isNone(yield* Ticket.open(text))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(text, before(sample.expiresAt)))).toBe(true)
       }).pipe(Effect.provide(layer())),
     { fastCheck: { numRuns: 500 } }
   )
@@ -228,7 +270,7 @@ describe("Ticket", () => {
         // Grants are stored (the shared store holds every earlier case's), so only the block decides.
         yield* issue(sample, [doc])
         const text = Ticket.encodeBase64Url(new Uint8Array([format, 2, 0x74, 0x31, ...body]))
-        expect(Option.isNone(yield* Ticket.open(text))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(text, before(sample.expiresAt)))).toBe(true)
       }).pipe(Effect.provide(layer())),
     { fastCheck: { numRuns: 500 } }
   )
@@ -239,13 +281,16 @@ describe("Ticket", () => {
     ([claims, documents, which, at, xor]) =>
       Effect.gen(function* () {
         const { tickets } = yield* issue(claims, documents)
+        const window = before(claims.expiresAt)
         const bytes = Ticket.decodeBase64Url(tickets[which % tickets.length]!)!
         const altered = new Uint8Array(bytes)
         const i = at % altered.length
         altered[i] = altered[i]! ^ xor
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered)))).toBe(true)
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i))))).toBe(true)
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor]))))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered), window))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i)), window))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor])), window))).toBe(
+          true
+        )
       }).pipe(Effect.provide(layer()))
   )
 
@@ -253,11 +298,17 @@ describe("Ticket", () => {
     Effect.gen(function* () {
       const old = (yield* issue(sample, [doc]).pipe(Effect.provide(layer([secret("t1", 1)])))).tickets[0]!
       const rotated = layer([secret("t2", 2), secret("t1", 1)])
-      expect(Option.isSome(yield* Ticket.open(old).pipe(Effect.provide(rotated)))).toBe(true)
+      expect(Option.isSome(yield* Ticket.open(old, before(sample.expiresAt)).pipe(Effect.provide(rotated)))).toBe(true)
       const fresh = (yield* issue(sample, [doc]).pipe(Effect.provide(rotated))).tickets[0]!
-      expect(Option.isNone(yield* Ticket.open(fresh).pipe(Effect.provide(layer([secret("t1", 1)]))))).toBe(true)
+      expect(
+        Option.isNone(
+          yield* Ticket.open(fresh, before(sample.expiresAt)).pipe(Effect.provide(layer([secret("t1", 1)])))
+        )
+      ).toBe(true)
       // Same key id, different material (a reused id): nothing opens.
-      expect(Option.isNone(yield* Ticket.open(old).pipe(Effect.provide(layer([secret("t1", 7)]))))).toBe(true)
+      expect(
+        Option.isNone(yield* Ticket.open(old, before(sample.expiresAt)).pipe(Effect.provide(layer([secret("t1", 7)]))))
+      ).toBe(true)
     })
   )
 
@@ -269,8 +320,12 @@ describe("Ticket", () => {
       const byNode = (yield* issue(sample, documents).pipe(Effect.provide(node))).tickets
       const byWeb = (yield* issue(sample, documents).pipe(Effect.provide(web))).tickets
       for (const [i, ticket] of [...byNode.entries(), ...byWeb.entries()]) {
-        expect(Option.getOrThrow(yield* Ticket.open(ticket).pipe(Effect.provide(web))).documentId).toBe(`doc_${i}`)
-        expect(Option.getOrThrow(yield* Ticket.open(ticket).pipe(Effect.provide(node))).documentId).toBe(`doc_${i}`)
+        expect(
+          Option.getOrThrow(yield* Ticket.open(ticket, before(sample.expiresAt)).pipe(Effect.provide(web))).documentId
+        ).toBe(`doc_${i}`)
+        expect(
+          Option.getOrThrow(yield* Ticket.open(ticket, before(sample.expiresAt)).pipe(Effect.provide(node))).documentId
+        ).toBe(`doc_${i}`)
       }
     })
   )
@@ -331,9 +386,9 @@ describe("Ticket: the previous release's sealed tickets", () => {
       for (const native of [false, true]) {
         const ticket = yield* sealed(claims).pipe(Effect.provide(layer([secret("t1", 1)], native)))
         for (const opener of [false, true])
-          expect(yield* Ticket.open(ticket).pipe(Effect.provide(layer([secret("t1", 1)], opener)))).toEqual(
-            Option.some(claims)
-          )
+          expect(
+            yield* Ticket.open(ticket, before(claims.expiresAt)).pipe(Effect.provide(layer([secret("t1", 1)], opener)))
+          ).toEqual(Option.some(claims))
       }
     })
   )
@@ -343,14 +398,17 @@ describe("Ticket: the previous release's sealed tickets", () => {
     [fc.nat(), fc.integer({ min: 1, max: 255 })],
     ([at, xor]) =>
       Effect.gen(function* () {
+        const window = before(claims.expiresAt)
         const bytes = Ticket.decodeBase64Url(yield* sealed(claims))!
         const altered = new Uint8Array(bytes)
         const i = at % altered.length
         altered[i] = altered[i]! ^ xor
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered)))).toBe(true)
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i))))).toBe(true)
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor]))))).toBe(true)
-        const other = Ticket.open(Ticket.encodeBase64Url(bytes)).pipe(Effect.provide(layer([secret("t1", 8)])))
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered), window))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i)), window))).toBe(true)
+        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor])), window))).toBe(
+          true
+        )
+        const other = Ticket.open(Ticket.encodeBase64Url(bytes), window).pipe(Effect.provide(layer([secret("t1", 8)])))
         expect(Option.isNone(yield* other)).toBe(true)
       }).pipe(Effect.provide(layer()))
   )

@@ -458,9 +458,10 @@ export const download = (input: DownloadInput) => Tracing.traced("Documents.down
 const downloadProgram = Effect.fnUntraced(function* (input: DownloadInput) {
   yield* IpBlocks.check(input.client)
   if (input.ticket.length !== 1) return yield* new TicketRejected({ reason: "invalid" })
-  const claims = yield* Ticket.open(input.ticket[0]!)
-  if (Option.isNone(claims)) return yield* new TicketRejected({ reason: "invalid" })
   const now = yield* Clock.currentTimeMillis
+  const lifetimeMs = (yield* WaybillConfig).documents.ticketTtlMinutes * 60_000
+  const claims = yield* Ticket.open(input.ticket[0]!, { now, lifetimeMs })
+  if (Option.isNone(claims)) return yield* new TicketRejected({ reason: "invalid" })
   if (!Ticket.isLive(claims.value, now)) return yield* new TicketRejected({ reason: "expired" })
   const c = claims.value
 

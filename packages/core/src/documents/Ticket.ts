@@ -224,24 +224,48 @@ export const issue = (
   })
 
 /**
- * The claims of a ticket this service issued (under any `ticket` secret still in the ring), or
- * none for anything else: malformed text, a forged or altered ticket, an unknown key id, a grant
- * that is not stored (never, or no longer after its expiry). Never checks expiry itself (see
- * {@link isLive}). Tickets of the previous release carry their claims sealed inside and open
- * without a read.
+ * How far a grant's expiry may lie beyond `now + lifetimeMs` and still be looked up: the clocks
+ * of a fleet's hosts may disagree by this much.
  */
-export const open = (ticket: string): Effect.Effect<Option.Option<Claims>, StorageError, KeyRing | DocumentStore> => {
-  const parsed = parse(ticket)
-  if (parsed === undefined) return Effect.succeed(Option.none())
-  return parsed.format === FORMAT_GRANT ? openGranted(parsed.keyId, parsed.block) : openSealed(parsed)
+export const CLOCK_SKEW_MS = 60 * 60_000
+
+/**
+ * When a ticket is opened: `now`, and how long tickets are issued for (a grant whose expiry
+ * second is already over, or lies beyond `now + lifetimeMs` and {@link CLOCK_SKEW_MS}, is not
+ * looked up at all).
+ */
+export interface OpenWindow {
+  readonly now: number
+  readonly lifetimeMs: number
 }
 
-const openGranted = (keyId: string, block: Uint8Array) =>
+/**
+ * The claims of a ticket this service issued (under any `ticket` secret still in the ring), or
+ * none for anything else: malformed text, a forged or altered ticket, an unknown key id, a grant
+ * that is not stored (never, or no longer after its expiry). The expiry itself is checked by
+ * {@link isLive}; before any read, a grant id whose expiry second is over or impossibly far
+ * ahead is refused, which is also what the decipherment of a forged block almost always gives,
+ * so a flood of forged tickets costs no reads. Tickets of the previous release carry their
+ * claims sealed inside and open without a read.
+ */
+export const open = (
+  ticket: string,
+  window: OpenWindow
+): Effect.Effect<Option.Option<Claims>, StorageError, KeyRing | DocumentStore> => {
+  const parsed = parse(ticket)
+  if (parsed === undefined) return Effect.succeed(Option.none())
+  return parsed.format === FORMAT_GRANT ? openGranted(parsed.keyId, parsed.block, window) : openSealed(parsed)
+}
+
+const openGranted = (keyId: string, block: Uint8Array, window: OpenWindow) =>
   Effect.gen(function* () {
     const ring = yield* KeyRing
     const secret = yield* ring.byId("ticket", keyId)
     if (Option.isNone(secret)) return Option.none<Claims>()
     const plain = yield* ring.decipherBlock(yield* blockKeyOf(ring, secret.value), block)
+    const second = ((plain[0]! << 24) | (plain[1]! << 16) | (plain[2]! << 8) | plain[3]!) >>> 0
+    if ((second + 1) * 1000 <= window.now || second * 1000 > window.now + window.lifetimeMs + CLOCK_SKEW_MS)
+      return Option.none<Claims>()
     const index = (plain[GRANT_ID_BYTES]! << 8) | plain[GRANT_ID_BYTES + 1]!
     const grant = yield* (yield* DocumentStore).findGrant(toHex(plain.subarray(0, GRANT_ID_BYTES)))
     if (Option.isNone(grant)) return Option.none<Claims>()
