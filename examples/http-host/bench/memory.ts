@@ -11,7 +11,7 @@
  * is garbage the load left in the old generation; the gap between the rest and the first
  * column is the code and data the target loads. "CPU us/req" is the child's CPU time (every
  * thread) during the load over the requests answered, as `pnpm bench` counts it. See
- * docs/benchmarks.md, "Memory" and "Memory at rest (session 11)".
+ * docs/benchmarks.md, "Memory" and "Memory at rest (2026-11-28, session 11)".
  */
 import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"

@@ -19,7 +19,7 @@
  *
  * It runs on the event loop rather than in a worker thread: a worker's isolate held about 8 MiB
  * for the life of the server, and on the one core the benchmark gives a server it took the same
- * CPU (docs/benchmarks.md, "Memory at rest (session 11)").
+ * CPU (docs/benchmarks.md, "Memory at rest (2026-11-28, session 11)").
  */
 import { performance } from "node:perf_hooks"
 import Database from "better-sqlite3"
