@@ -3,8 +3,9 @@
  *
  * The host loads the parts a server may never use (the PostgreSQL driver, the Prometheus page)
  * the first time it needs them, not at start-up: each is code and data the process would
- * otherwise hold for its whole life (docs/benchmarks.md, "Memory at rest (2026-11-28, session 11)"). What is loaded late
- * must fail as clearly as an import at start-up would, at the moment it is needed.
+ * otherwise hold for its whole life (docs/benchmarks.md, "Memory at rest (2026-11-28, session
+ * 11)"). What is loaded late must fail as clearly as an import at start-up would, at the moment
+ * it is needed.
  */
 
 /** The package a failed `import()` could not find, when that is why it failed. */

@@ -2,8 +2,8 @@
  * What a server holds at rest: `serve` on SQLite loads none of the parts a server may never use
  * (the PostgreSQL driver and blob store, the portal's pages and Preact, nodemailer, prom-client
  * and the Prometheus adapter, sharp) until a request needs them, and each then works
- * (docs/benchmarks.md, "Memory at rest (2026-11-28, session 11)"). The host runs in a child process whose
- * loader hook records every module it loads (`atRestChild.ts`).
+ * (docs/benchmarks.md, "Memory at rest (2026-11-28, session 11)"). The host runs in a child
+ * process whose loader hook records every module it loads (`atRestChild.ts`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
