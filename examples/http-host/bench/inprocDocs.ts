@@ -235,7 +235,8 @@ await run("lookup warm-up", lookupOnce, Math.max(100, N / 5), false)
 await run("lookup", lookupOnce, N, PROFILE === "lookup")
 memory("after lookups")
 if (process.argv.includes("--core")) {
-  const runtime = ManagedRuntime.make(layer)
+  // Tracing off, as the handler runs a request without a tracer.
+  const runtime = ManagedRuntime.make(Layer.mergeAll(layer, Layer.setTracerEnabled(false), steps?.layer ?? Layer.empty))
   const slot = await runtime.runPromise(
     Effect.flatMap(AccountStore, (s) => s.findSlotWithAccount(created.account.customerNo, "live"))
   )
