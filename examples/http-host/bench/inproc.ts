@@ -72,7 +72,7 @@ const sqlite = new Database(dbFile)
 sqlite.pragma("journal_mode = WAL")
 sqlite.pragma("synchronous = NORMAL")
 sqlite.pragma("foreign_keys = ON")
-// As `serve` runs it (src/host.ts `openDatabase`): WAL checkpoints in a worker thread, not in commits.
+// As `serve` runs it (src/host.ts `openDatabase`): WAL checkpoints by the checkpointer, not in commits.
 sqlite.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`)
 const checkpointer = startCheckpointer(dbFile)
 const driver = SQL
