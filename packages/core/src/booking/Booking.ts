@@ -34,11 +34,16 @@ import {
 import type { IpBlocklist as IpBlocks } from "../access/index.js"
 import { parseDateInput } from "./DateInput.js"
 import { estimate } from "./Eta.js"
-import { ShipmentStore } from "../shipments/index.js"
-import type { ShipmentStoreShape } from "../shipments/ShipmentStore.js"
-import type { DomainEvent } from "../shipments/Event.js"
-import type { GeoShape } from "../geo/Geo.js"
-import { Geo, type ZipLocation, abbreviation, formatInZone, legsBetween, totalMiles } from "../geo/index.js"
+import { type DomainEvent, ShipmentStore, type ShipmentStoreShape } from "../shipments/index.js"
+import {
+  Geo,
+  type GeoShape,
+  type ZipLocation,
+  abbreviation,
+  formatInZone,
+  legsBetween,
+  totalMiles
+} from "../geo/index.js"
 import { rate } from "./Rating.js"
 import * as Sanitize from "./Sanitize.js"
 import type { ShipmentRecord, StopRecord } from "../shipments/index.js"

@@ -5,7 +5,7 @@
  */
 export * as LocalTime from "./LocalTime.js"
 export * as Route from "./Route.js"
-export { Geo, type ZipLocation } from "./Geo.js"
+export { Geo, type GeoShape, type ZipLocation } from "./Geo.js"
 export {
   type LocalDateTime,
   abbreviation,

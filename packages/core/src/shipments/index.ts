@@ -11,7 +11,7 @@ export * as Operations from "./Operations.js"
 export * as Cancel from "./Cancel.js"
 export * as Track from "./Track.js"
 export * as Shipments from "./Shipments.js"
-export { type EventType } from "./Event.js"
+export { type DomainEvent, type EventType } from "./Event.js"
 export { EventOutbox } from "./EventOutbox.js"
 export { ShipmentNotFound } from "./Operations.js"
 export {
@@ -22,7 +22,7 @@ export {
   type ShipmentSummary,
   type StopRecord
 } from "./Shipment.js"
-export { ShipmentStore, type ShipmentSearch } from "./ShipmentStore.js"
+export { ShipmentStore, type ShipmentSearch, type ShipmentStoreShape } from "./ShipmentStore.js"
 export {
   type ContentType,
   type DocumentKind,
