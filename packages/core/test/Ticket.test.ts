@@ -110,8 +110,8 @@ describe("Ticket", () => {
       expect(grants[0]).toMatchObject({ ...sample, documents })
       expect(tickets).toHaveLength(2)
       for (const [i, ticket] of tickets.entries()) {
-        // Header (format, key id "t1") and one block: 20 bytes, 27 characters.
-        expect(ticket).toMatch(/^[A-Za-z0-9_-]{27}$/)
+        // Header (format, key id "t1", one zero byte) and one block: 21 bytes, 28 characters.
+        expect(ticket).toMatch(/^[A-Za-z0-9_-]{28}$/)
         for (const part of ["1234567", "doc_01J", "key_", "live", grants[0]!.id.slice(0, 8)]) {
           expect(ticket).not.toContain(part)
           expect(new TextDecoder().decode(Ticket.decodeBase64Url(ticket))).not.toContain(part)
@@ -151,7 +151,7 @@ describe("Ticket", () => {
         const c = createCipheriv("aes-256-ecb", key, null).setAutoPadding(false)
         const block = Buffer.concat([c.update(plain), c.final()])
         expect(Buffer.from(Ticket.decodeBase64Url(ticket)!)).toEqual(
-          Buffer.concat([Buffer.from([2, 2, 0x74, 0x31]), block])
+          Buffer.concat([Buffer.from([2, 2, 0x74, 0x31, 0]), block])
         )
       }
     }).pipe(Effect.provide(layer()))
@@ -229,7 +229,7 @@ describe("Ticket", () => {
       plain.fill(0xab, 4, 14)
       const c = createCipheriv("aes-256-ecb", key, null).setAutoPadding(false)
       const ticket = Ticket.encodeBase64Url(
-        Buffer.concat([Buffer.from([2, 2, 0x74, 0x31]), c.update(plain), c.final()])
+        Buffer.concat([Buffer.from([2, 2, 0x74, 0x31, 0]), c.update(plain), c.final()])
       )
       expect(yield* Ticket.open(ticket, before(sample.expiresAt))).toEqual(Option.none())
     }).pipe(Effect.provide(layer()))
@@ -241,13 +241,21 @@ describe("Ticket", () => {
   })
 
   it.prop(
-    "parse reads a grant ticket's key id and block and nothing of another length",
-    [fc.string({ maxLength: 30 }), fc.uint8Array({ minLength: 0, maxLength: 40 })],
-    ([keyId, body]) => {
+    "parse reads a grant ticket's key id and block, padded to a multiple of 3 bytes with zeros, and nothing else",
+    [
+      fc.string({ maxLength: 30 }),
+      fc.uint8Array({ minLength: 0, maxLength: 3 }),
+      fc.uint8Array({ minLength: 14, maxLength: 18 })
+    ],
+    ([keyId, pad, block]) => {
       const id = new TextEncoder().encode(keyId)
-      const bytes = new Uint8Array([Ticket.FORMAT_GRANT, id.length, ...id, ...body])
+      const bytes = new Uint8Array([Ticket.FORMAT_GRANT, id.length, ...id, ...pad, ...block])
       const parsed = Ticket.parse(Ticket.encodeBase64Url(bytes))
-      if (body.length === 16) expect(parsed).toEqual({ format: Ticket.FORMAT_GRANT, keyId, block: body })
+      // The one valid length for the key id; zeros between the header and the final 16 bytes.
+      const length = Math.ceil((2 + id.length + 16) / 3) * 3
+      const between = bytes.subarray(2 + id.length, bytes.length - 16)
+      if (bytes.length === length && between.every((b) => b === 0))
+        expect(parsed).toEqual({ format: Ticket.FORMAT_GRANT, keyId, block: bytes.subarray(bytes.length - 16) })
       else expect(parsed).toBeUndefined()
     }
   )

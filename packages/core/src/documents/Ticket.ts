@@ -8,10 +8,11 @@
  * naming the grant and the document's place in it:
  *
  * ```
- * 0x02 | len(keyId) | keyId (UTF-8) | AES-256(grant id (14 bytes) | index (2 bytes, big-endian))
+ * 0x02 | len(keyId) | keyId (UTF-8) | 0 to 2 zero bytes | AES-256(grant id (14 bytes) | index (2 bytes, big-endian))
  * ```
  *
- * then base64url without padding. The block is enciphered under a key derived from the KeyRing's
+ * then base64url without padding. The zero bytes make the whole a multiple of 3 bytes, so a
+ * ticket's text ends on a whole character and a lookup's tickets are one encoding, cut apart. The block is enciphered under a key derived from the KeyRing's
  * `ticket` secret that `keyId` names (public, so secrets can rotate while older tickets still
  * open). A whole lookup's blocks are consecutive counter blocks, so they are one AES-CTR
  * keystream: one cipher call for a hundred tickets, where a sealed ticket each cost a cipher each.
@@ -83,6 +84,9 @@ export { decodeBase64Url, encodeBase64Url }
 
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
+/** A grant ticket's length for a key id of `keyIdBytes`: header, block and the zero bytes that make it a multiple of 3. */
+const grantTicketBytes = (keyIdBytes: number): number => Math.ceil((2 + keyIdBytes + BLOCK) / 3) * 3
+
 /** The parts of a ticket's text; what they open is decided by {@link open}. */
 export type Parsed =
   | {
@@ -113,7 +117,8 @@ export const parse = (ticket: string): Parsed | undefined => {
   const format = bytes[0]
   const headerLength = 2 + bytes[1]!
   if (format === FORMAT_GRANT) {
-    if (bytes.length !== headerLength + BLOCK) return undefined
+    if (bytes.length !== grantTicketBytes(bytes[1]!)) return undefined
+    for (let i = headerLength; i < bytes.length - BLOCK; i++) if (bytes[i] !== 0) return undefined
   } else if (format !== FORMAT_SEALED || bytes.length < headerLength + IV_BYTES + TAG_BYTES) return undefined
   let keyId: string
   try {
@@ -122,7 +127,7 @@ export const parse = (ticket: string): Parsed | undefined => {
     return undefined
   }
   return format === FORMAT_GRANT
-    ? { format, keyId, block: bytes.subarray(headerLength) }
+    ? { format, keyId, block: bytes.subarray(bytes.length - BLOCK) }
     : {
         format,
         keyId,
@@ -162,18 +167,25 @@ const blockKeyOf = (ring: KeyRing["Type"], secret: KeySecret): Effect.Effect<Key
   })
 }
 
-/** The text of each ticket: the header (format, key id) and one block of `blocks` each. */
+/**
+ * The text of each ticket: the header (format, key id, zero bytes) and one block of `blocks`
+ * each. Every ticket is a multiple of 3 bytes, so all of them are encoded at once and the text
+ * cut into equal pieces.
+ */
 const ticketsOf = (keyId: Uint8Array, blocks: Uint8Array, count: number): Array<string> => {
-  const out = new Array<string>(count)
-  const bytes = new Uint8Array(2 + keyId.length + BLOCK)
-  bytes[0] = FORMAT_GRANT
-  bytes[1] = keyId.length
-  bytes.set(keyId, 2)
-  const at = 2 + keyId.length
+  const size = grantTicketBytes(keyId.length)
+  const bytes = new Uint8Array(size * count)
   for (let i = 0; i < count; i++) {
-    bytes.set(blocks.subarray(i * BLOCK, (i + 1) * BLOCK), at)
-    out[i] = encodeBase64Url(bytes)
+    const at = i * size
+    bytes[at] = FORMAT_GRANT
+    bytes[at + 1] = keyId.length
+    bytes.set(keyId, at + 2)
+    bytes.set(blocks.subarray(i * BLOCK, (i + 1) * BLOCK), at + size - BLOCK)
   }
+  const text = encodeBase64Url(bytes)
+  const chars = (size / 3) * 4
+  const out = new Array<string>(count)
+  for (let i = 0; i < count; i++) out[i] = text.slice(i * chars, (i + 1) * chars)
   return out
 }
 
