@@ -76,19 +76,24 @@ export const measureLookupBound = (
       throw new Error("lookup bound: the query did not find every order")
 
     const key = randomBytes(32)
-    const header = Uint8Array.from([2, 2, 0x6b, 0x31])
-    // The tickets: one keystream block per document, (grant id, index) as its counter.
+    // Format, key id "k1" and a zero byte: with the block, 21 bytes, a multiple of 3.
+    const header = Uint8Array.from([2, 2, 0x6b, 0x31, 0])
+    // The tickets: one keystream block per document, (grant id, index) as its counter, all
+    // tickets in one buffer and one base64url encoding, cut apart.
     const tickets = (count: number) => {
       const first = Buffer.alloc(16)
       randomFillSync(first, 4, 10)
       const blocks = createCipheriv("aes-256-ctr", key, first).update(Buffer.alloc(16 * count))
-      const out = Buffer.allocUnsafe(header.length + 16)
-      out.set(header, 0)
-      const texts = new Array<string>(count)
+      const size = header.length + 16
+      const all = Buffer.allocUnsafe(size * count)
       for (let i = 0; i < count; i++) {
-        blocks.copy(out, header.length, i * 16, (i + 1) * 16)
-        texts[i] = out.toString("base64url")
+        all.set(header, i * size)
+        blocks.copy(all, i * size + header.length, i * 16, (i + 1) * 16)
       }
+      const text = all.toString("base64url")
+      const chars = (size / 3) * 4
+      const texts = new Array<string>(count)
+      for (let i = 0; i < count; i++) texts[i] = text.slice(i * chars, (i + 1) * chars)
       return texts
     }
     const insert = grants.prepare("insert into waybill_ticket_grants values (?, ?, ?, ?, ?, ?, ?)")
@@ -119,17 +124,19 @@ export const measureLookupBound = (
          where d.track_no in (${slots}) and (d.kind = 'signature' or d.order_version = coalesce(o.current_version, 1))`
       )
       .raw(true)
+    // The previous release's header: format 1 and the key id.
+    const sealedHeader = Uint8Array.from([1, 2, 0x6b, 0x31])
     const claims = new Uint8Array(100).fill(0x41)
     const sealGcm = (iv: Buffer) => {
       const cipher = createCipheriv("aes-256-gcm", key, iv)
-      cipher.setAAD(header)
+      cipher.setAAD(sealedHeader)
       const body = cipher.update(claims)
       cipher.final()
-      const out = Buffer.allocUnsafe(header.length + iv.length + body.length + 16)
-      out.set(header, 0)
-      out.set(iv, header.length)
-      out.set(body, header.length + iv.length)
-      out.set(cipher.getAuthTag(), header.length + iv.length + body.length)
+      const out = Buffer.allocUnsafe(sealedHeader.length + iv.length + body.length + 16)
+      out.set(sealedHeader, 0)
+      out.set(iv, sealedHeader.length)
+      out.set(body, sealedHeader.length + iv.length)
+      out.set(cipher.getAuthTag(), sealedHeader.length + iv.length + body.length)
       return out.toString("base64url")
     }
     // Stateless: the claims of every ticket in one CTR pass, each with HMAC-SHA-256 (from two
@@ -151,12 +158,12 @@ export const measureLookupBound = (
         body.copy(inner, 82)
         hash("sha256", inner, "buffer").copy(outer, 64)
         const tag = hash("sha256", outer, "buffer")
-        const out = Buffer.allocUnsafe(header.length + 16 + 2 + body.length + 16)
-        out.set(header, 0)
-        out.set(iv, header.length)
-        out.writeUInt16BE(i, header.length + 16)
-        out.set(body, header.length + 18)
-        out.set(tag.subarray(0, 16), header.length + 18 + body.length)
+        const out = Buffer.allocUnsafe(sealedHeader.length + 16 + 2 + body.length + 16)
+        out.set(sealedHeader, 0)
+        out.set(iv, sealedHeader.length)
+        out.writeUInt16BE(i, sealedHeader.length + 16)
+        out.set(body, sealedHeader.length + 18)
+        out.set(tag.subarray(0, 16), sealedHeader.length + 18 + body.length)
         out.toString("base64url")
       }
     }
