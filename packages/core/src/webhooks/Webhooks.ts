@@ -11,9 +11,10 @@
  * see at-least-once delivery, de-duplicated by `webhook-id` and ordered by `sequence`.
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
+import type * as MetricLabel from "effect/MetricLabel"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -640,6 +641,32 @@ const OUTCOME_METRIC: Readonly<Record<Outcome["_tag"], Metrics.DeliveryOutcome>>
 /** What recording one attempt leaves to do once it is committed (logs, telling the owner). */
 type Recorded = readonly [ok: boolean, after: Effect.Effect<void>]
 
+/** What an answer (or its absence) makes of the attempt: delivered, retried at a time, or given up. */
+const outcomeOf = (response: WebhookResponse, attempts: number, at: number, random: number): Outcome => {
+  if (response._tag === "Answered" && isOk(response.status)) return { _tag: "Delivered" }
+  const retryAfterMs =
+    response._tag === "Answered" ? Option.getOrUndefined(Schedule.parseRetryAfter(response.retryAfter, at)) : undefined
+  return Option.match(
+    Schedule.nextDelay(
+      {
+        attempts,
+        status: response._tag === "Answered" ? response.status : undefined,
+        timedOut: response._tag === "NoAnswer" && response.reason === "timeout",
+        retryAfterMs
+      },
+      random
+    ),
+    {
+      onNone: (): Outcome => ({ _tag: "Exhausted" }),
+      onSome: (d): Outcome => ({ _tag: "Retry", nextAttemptAt: at + d })
+    }
+  )
+}
+
+/** A failed attempt's retry jitter, a uniform draw in [0, 1); a delivered one needs none. */
+const jitter = (ok: boolean): Effect.Effect<number, never, Entropy> =>
+  ok ? Effect.succeed(0) : Effect.map(uniformInt(1_000_000), (n) => n / 1_000_000)
+
 /**
  * Records one attempt: its log line, the outcome and the next attempt time, and what the answer
  * says about the endpoint (410 disables it; so do 5 days of failures).
@@ -648,107 +675,118 @@ const record = (
   owner: string,
   claimed: Claimed,
   response: WebhookResponse
-): Effect.Effect<Recorded, StorageError, WebhookStore | Entropy> =>
-  Effect.gen(function* () {
-    const { delivery, endpoint, event } = claimed
-    const store = yield* WebhookStore
-    const at = yield* Clock.currentTimeMillis
-    const attempts = delivery.attempts + 1
-    const ok = response._tag === "Answered" && isOk(response.status)
-    const status = response._tag === "Answered" ? response.status : null
-    const gone = status === 410
-    let outcome: Outcome
-    if (ok) outcome = { _tag: "Delivered" }
-    else {
-      const random = (yield* uniformInt(1_000_000)) / 1_000_000
-      const retryAfterMs =
-        response._tag === "Answered"
-          ? Option.getOrUndefined(Schedule.parseRetryAfter(response.retryAfter, at))
-          : undefined
-      outcome = Option.match(
-        Schedule.nextDelay(
-          {
-            attempts,
-            status: status ?? undefined,
-            timedOut: response._tag === "NoAnswer" && response.reason === "timeout",
-            retryAfterMs
-          },
-          random
-        ),
-        {
-          onNone: (): Outcome => ({ _tag: "Exhausted" }),
-          onSome: (d): Outcome => ({ _tag: "Retry", nextAttemptAt: at + d })
+): Effect.Effect<Recorded, StorageError, WebhookStore | Entropy> => {
+  const { delivery, endpoint, event } = claimed
+  const attempts = delivery.attempts + 1
+  const ok = response._tag === "Answered" && isOk(response.status)
+  const status = response._tag === "Answered" ? response.status : null
+  return Effect.flatMap(WebhookStore, (store) =>
+    Effect.flatMap(jitter(ok), (random) =>
+      Effect.clockWith((clock) => {
+        const at = clock.unsafeCurrentTimeMillis()
+        const outcome = outcomeOf(response, attempts, at, random)
+        const attempt: AttemptRecord = {
+          endpointId: endpoint.id,
+          eventId: event.id,
+          attempt: attempts,
+          at,
+          status,
+          ok,
+          durationMs: Math.round(response.durationMs),
+          response: (response._tag === "Answered" ? response.head : `${response.reason}: ${response.message}`).slice(
+            0,
+            512
+          )
         }
-      )
-    }
-    const attempt: AttemptRecord = {
-      endpointId: endpoint.id,
-      eventId: event.id,
-      attempt: attempts,
-      at,
-      status,
+        return Effect.flatMap(store.complete({ owner, attempt, outcome }), () => {
+          Metrics.deliveriesBy[OUTCOME_METRIC[outcome._tag]].unsafeUpdate(1, NO_LABELS)
+          return afterAnswer(store, endpoint, ok, status === 410, at)
+        })
+      })
+    )
+  )
+}
+
+const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
+
+/** What an answer does to its endpoint: a 410 disables it at once, and so do 5 days of failures. */
+const afterAnswer = (
+  store: Context.Tag.Service<WebhookStore>,
+  endpoint: Claimed["endpoint"],
+  ok: boolean,
+  gone: boolean,
+  at: number
+): Effect.Effect<Recorded, StorageError> => {
+  const annotate = Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
+  if (gone) {
+    // 410 Gone: the receiver says this endpoint will never work again.
+    return Effect.as(store.updateEndpoint({ ...endpoint, enabled: false, disabledReason: "gone", updatedAt: at }), [
       ok,
-      durationMs: Math.round(response.durationMs),
-      response: (response._tag === "Answered" ? response.head : `${response.reason}: ${response.message}`).slice(0, 512)
-    }
-    yield* store.complete({ owner, attempt, outcome })
-    yield* Metric.increment(Metrics.deliveriesBy[OUTCOME_METRIC[outcome._tag]])
-    const annotate = Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
-    if (gone) {
-      // 410 Gone: the receiver says this endpoint will never work again.
-      yield* store.updateEndpoint({ ...endpoint, enabled: false, disabledReason: "gone", updatedAt: at })
-      return [
-        ok,
-        Effect.zipRight(
-          Effect.logWarning("waybill webhooks: endpoint answered 410 and was disabled").pipe(annotate),
-          tellOwner(endpoint, "gone")
-        )
-      ] as const
-    }
-    // A success for an endpoint that was not failing when claimed has nothing to note.
-    if (
-      !(ok && endpoint.failingSince === null) &&
-      (yield* store.noteHealth({ endpointId: endpoint.id, ok, now: at, disableAfterMs }))
-    ) {
-      return [
-        ok,
-        Effect.zipRight(
-          Effect.logWarning("waybill webhooks: endpoint failed for 5 days and was disabled").pipe(annotate),
-          tellOwner(endpoint, "failing")
-        )
-      ] as const
-    }
-    return [ok, Effect.void] as const
-  })
+      Effect.zipRight(
+        Effect.logWarning("waybill webhooks: endpoint answered 410 and was disabled").pipe(annotate),
+        tellOwner(endpoint, "gone")
+      )
+    ] as const)
+  }
+  // A success for an endpoint that was not failing when claimed has nothing to note.
+  if (ok && endpoint.failingSince === null) return Effect.succeed(NOTHING_AFTER)
+  return Effect.map(
+    store.noteHealth({ endpointId: endpoint.id, ok, now: at, disableAfterMs }),
+    (disabled): Recorded =>
+      disabled
+        ? [
+            ok,
+            Effect.zipRight(
+              Effect.logWarning("waybill webhooks: endpoint failed for 5 days and was disabled").pipe(annotate),
+              tellOwner(endpoint, "failing")
+            )
+          ]
+        : [ok, Effect.void]
+  )
+}
+
+const NOTHING_AFTER: Recorded = [true, Effect.void]
 
 /**
  * One claimed delivery: sign, send, record, in a transaction of its own when the host provides a
  * `Transactor` (the SQLite engine commits the ones that end together in one `COMMIT`).
  */
-const deliver = (owner: string, claimed: Claimed, cache?: SecretCache) =>
-  Effect.gen(function* () {
-    const { endpoint, event } = claimed
-    const transport = yield* WebhookTransport
-    const now = yield* Clock.currentTimeMillis
-    const secrets = [yield* openCached(cache, endpoint.secret)]
-    if (endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now)
-      secrets.push(yield* openCached(cache, endpoint.previousSecret))
-    const body = envelope(event)
-    const signed = yield* Signature.headers(secrets, event.id, Math.floor(now / 1000), body)
-    const response = yield* transport.send({
-      url: endpoint.url,
-      headers: { ...signed, "content-type": "application/json", "user-agent": userAgent },
-      body
+const deliver = (owner: string, claimed: Claimed, cache?: SecretCache) => {
+  const { endpoint, event } = claimed
+  return Effect.flatMap(Effect.context<WebhookTransport>(), (context) =>
+    Effect.clockWith((clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const current = openCached(cache, endpoint.secret)
+      const secrets =
+        endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now
+          ? Effect.all([current, openCached(cache, endpoint.previousSecret)])
+          : Effect.map(current, (s) => [s])
+      const body = envelope(event)
+      return Effect.flatMap(secrets, (opened) =>
+        Effect.flatMap(Signature.headers(opened, event.id, Math.floor(now / 1000), body), (signed) =>
+          Effect.flatMap(
+            Context.get(context, WebhookTransport).send({
+              url: endpoint.url,
+              headers: { ...signed, "content-type": "application/json", "user-agent": userAgent },
+              body
+            }),
+            (response) =>
+              // The outcome and what it does to the endpoint (a 410, 5 days of failures) commit
+              // together: the outcome makes the shipment's next delivery claimable, and no claim
+              // may send it to an endpoint that is being disabled.
+              Effect.flatMap(Effect.serviceOption(Transactor), (transactor) => {
+                const recording = record(owner, claimed, response)
+                return Effect.flatMap(
+                  Option.isSome(transactor) ? transactor.value.withTransaction(recording) : recording,
+                  ([ok, after]) => Effect.as(after, ok)
+                )
+              })
+          )
+        )
+      )
     })
-    // The outcome and what it does to the endpoint (a 410, 5 days of failures) commit together:
-    // the outcome makes the shipment's next delivery claimable, and no claim may send it to an
-    // endpoint that is being disabled.
-    const transactor = yield* Effect.serviceOption(Transactor)
-    const recording = record(owner, claimed, response)
-    const [ok, after] = yield* Option.isSome(transactor) ? transactor.value.withTransaction(recording) : recording
-    yield* after
-    return ok
-  })
+  )
+}
 
 /**
  * {@link deliver}, where one broken delivery (say, a secret sealed under a KeyRing secret that
