@@ -89,7 +89,7 @@ export const printAllocations = (
   console.log(`allocated per ${unit} (sampled, collected objects included): ${kb(totalBytes)}`)
   byPackage.slice(0, 12).forEach(line)
   console.log("by allocating function:")
-  byFunction.slice(0, 15).forEach(line)
+  byFunction.slice(0, Number(process.env["BENCH_ALLOC_ROWS"] ?? 15)).forEach(line)
   console.log("by nearest Waybill frame (library allocations charged to the Waybill code that called in):")
-  byWaybillFrame.slice(0, 20).forEach(line)
+  byWaybillFrame.slice(0, Number(process.env["BENCH_ALLOC_ROWS"] ?? 20)).forEach(line)
 }
