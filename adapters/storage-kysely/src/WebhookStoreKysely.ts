@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from "kysely"
-import type { Connection } from "./internal/connection.js"
+import type { Connection, Statement } from "./internal/connection.js"
 import { Page, type WebhookStoreShape } from "./internal/core.js"
 import { keyset } from "./internal/paging.js"
 import type { Webhook } from "@waybill/core"
@@ -357,7 +357,7 @@ const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
 
 /** `WebhookStore` over Kysely. */
 export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
-  const { compileInsert, dialect, execute, first, prepare, rows, withTransaction, write } = conn
+  const { batch, compileInsert, dialect, execute, first, prepare, rows, withTransaction, write } = conn
   // The dispatcher's statements, one set per delivery: compiled once (and, on SQLite, run
   // synchronously) instead of built and compiled by Kysely for every delivery.
   const scanSql = prepare((c, p: { readonly now: number; readonly limit: number }) => claimScan(c, p.now, p.limit))
@@ -438,19 +438,26 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
   )
   // A delivery that is no longer pending makes the next pending one of its shipment claimable,
   // if its endpoint is still enabled (one seek into the order index; nothing when there is none).
-  const promoteSql = prepare((c, p: { readonly endpointId: string; readonly trackNo: string }) =>
-    c
+  // The delivery's shipment is read by the delivery's key (one seek) so the statement needs
+  // nothing from the outcome's.
+  const promoteSql = prepare((c, p: { readonly endpointId: string; readonly eventId: string }) => {
+    const trackNo = c
+      .selectFrom("waybill_webhook_deliveries as t")
+      .select("t.track_no")
+      .where("t.endpoint_id", "=", p.endpointId)
+      .where("t.event_id", "=", p.eventId)
+    return c
       .updateTable("waybill_webhook_deliveries")
       .set({ claimable: sql.lit(1) })
       .where("endpoint_id", "=", p.endpointId)
-      .where("track_no", "=", p.trackNo)
+      .where("track_no", "=", trackNo)
       .where("status", "=", sql.lit("pending"))
       .where("sequence", "=", (eb) =>
         eb
           .selectFrom("waybill_webhook_deliveries as n")
           .select((e) => e.fn.min("n.sequence").as("first"))
           .where("n.endpoint_id", "=", p.endpointId)
-          .where("n.track_no", "=", p.trackNo)
+          .where("n.track_no", "=", trackNo)
           .where("n.status", "=", sql.lit("pending"))
       )
       .where((eb) =>
@@ -462,7 +469,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
             .where("e.enabled", "=", sql.lit(1))
         )
       )
-  )
+  })
   const healthOkSql = prepare((c, p: { readonly endpointId: string }) =>
     c
       .updateTable("waybill_webhook_endpoints")
@@ -664,44 +671,41 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         )
       }),
 
-    complete: ({ attempt, outcome, owner }) =>
-      withTransaction(
-        Effect.gen(function* () {
-          yield* execute(
-            "webhooks.attempt-insert",
-            compileInsert("waybill_webhook_attempts", [
-              {
-                endpoint_id: attempt.endpointId,
-                event_id: attempt.eventId,
-                attempt: attempt.attempt,
-                at: attempt.at,
-                status: attempt.status,
-                ok: attempt.ok ? 1 : 0,
-                duration_ms: attempt.durationMs,
-                response: attempt.response
-              }
-            ])
-          )
-          const result = yield* execute(
-            "webhooks.complete",
-            completeSql({
-              status: outcome._tag === "Delivered" ? "delivered" : outcome._tag === "Retry" ? "pending" : "failed",
-              attempts: attempt.attempt,
-              nextAttemptAt: outcome._tag === "Retry" ? outcome.nextAttemptAt : attempt.at,
-              lastStatus: attempt.status,
-              at: attempt.at,
-              endpointId: attempt.endpointId,
-              eventId: attempt.eventId,
-              owner
-            })
-          )
-          const trackNo = result.rows[0]?.track_no
-          if (trackNo === undefined) return false
-          if (outcome._tag !== "Retry")
-            yield* execute("webhooks.promote", promoteSql({ endpointId: attempt.endpointId, trackNo }))
-          return true
+    // One batch (on SQLite it joins the group commit's flush beside the other outcomes): the
+    // attempt's log line, the outcome if `owner` still holds the lease, and, for a delivery that
+    // is done, its shipment's next pending one made claimable. The last is right whether or not
+    // the outcome applied (it marks the shipment's first pending delivery, whichever that is),
+    // so it needs nothing from the outcome's statement.
+    complete: ({ attempt, outcome, owner }) => {
+      const statements: Array<Statement> = [
+        compileInsert("waybill_webhook_attempts", [
+          {
+            endpoint_id: attempt.endpointId,
+            event_id: attempt.eventId,
+            attempt: attempt.attempt,
+            at: attempt.at,
+            status: attempt.status,
+            ok: attempt.ok ? 1 : 0,
+            duration_ms: attempt.durationMs,
+            response: attempt.response
+          }
+        ]),
+        completeSql({
+          status: outcome._tag === "Delivered" ? "delivered" : outcome._tag === "Retry" ? "pending" : "failed",
+          attempts: attempt.attempt,
+          nextAttemptAt: outcome._tag === "Retry" ? outcome.nextAttemptAt : attempt.at,
+          lastStatus: attempt.status,
+          at: attempt.at,
+          endpointId: attempt.endpointId,
+          eventId: attempt.eventId,
+          owner
         })
-      ),
+      ]
+      if (outcome._tag !== "Retry") {
+        statements.push(promoteSql({ endpointId: attempt.endpointId, eventId: attempt.eventId }))
+      }
+      return Effect.map(batch("webhooks.complete", statements), (done) => (done.results?.[1]?.rows.length ?? 0) > 0)
+    },
 
     renewLeases: ({ deliveries, leaseUntil, owner }) =>
       deliveries.length === 0

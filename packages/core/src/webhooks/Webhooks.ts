@@ -770,17 +770,22 @@ const deliver = (owner: string, claimed: Claimed, cache?: SecretCache) => {
               headers: { ...signed, "content-type": "application/json", "user-agent": userAgent },
               body
             }),
-            (response) =>
-              // The outcome and what it does to the endpoint (a 410, 5 days of failures) commit
-              // together: the outcome makes the shipment's next delivery claimable, and no claim
-              // may send it to an endpoint that is being disabled.
-              Effect.flatMap(Effect.serviceOption(Transactor), (transactor) => {
-                const recording = record(owner, claimed, response)
-                return Effect.flatMap(
-                  Option.isSome(transactor) ? transactor.value.withTransaction(recording) : recording,
-                  ([ok, after]) => Effect.as(after, ok)
-                )
-              })
+            (response) => {
+              const recording = record(owner, claimed, response)
+              // A success for an endpoint that was not failing changes nothing but the delivery:
+              // the store's `complete` is one unit by itself. Otherwise the outcome and what it
+              // does to the endpoint (a 410, 5 days of failures) commit together: the outcome
+              // makes the shipment's next delivery claimable, and no claim may send it to an
+              // endpoint that is being disabled. What follows (logs, telling the owner) runs
+              // after the commit.
+              const recorded =
+                response._tag === "Answered" && isOk(response.status) && endpoint.failingSince === null
+                  ? recording
+                  : Effect.flatMap(Effect.serviceOption(Transactor), (transactor) =>
+                      Option.isSome(transactor) ? transactor.value.withTransaction(recording) : recording
+                    )
+              return Effect.flatMap(recorded, ([ok, after]) => Effect.as(after, ok))
+            }
           )
         )
       )
