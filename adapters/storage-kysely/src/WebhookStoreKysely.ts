@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from "kysely"
 import type { Connection, Statement } from "./internal/connection.js"
-import { Page, type WebhookStoreShape } from "./internal/core.js"
+import { Page, type StorageError, type WebhookStoreShape } from "./internal/core.js"
 import { keyset } from "./internal/paging.js"
 import type { Webhook } from "@waybill/core"
 import type {
@@ -356,6 +356,38 @@ const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
     .limit(limit)
 
 /** `WebhookStore` over Kysely. */
+/** A row of the claim's scan: the delivery with its endpoint's and event's columns. */
+type ClaimRow = Awaited<ReturnType<ReturnType<typeof claimScan>["execute"]>>[number]
+
+/** The delivery, endpoint and event a claim hands the dispatcher, from a scan row it won. */
+const claimedOf = (row: ClaimRow): Webhook.Claimed => ({
+  delivery: toDelivery(row),
+  endpoint: toEndpoint({
+    id: row.e_id,
+    customer_no: row.e_customer_no,
+    url: row.e_url,
+    event_types: row.e_event_types,
+    secret: row.e_secret,
+    previous_secret: row.e_previous_secret,
+    previous_secret_until: row.e_previous_secret_until,
+    enabled: row.e_enabled,
+    disabled_reason: row.e_disabled_reason,
+    failing_since: row.e_failing_since,
+    created_at: row.e_created_at,
+    updated_at: row.e_updated_at
+  }),
+  event: toStoredEvent({
+    id: row.ev_id,
+    type: row.ev_type,
+    customer_no: row.ev_customer_no,
+    track_no: row.ev_track_no,
+    sequence: row.ev_sequence,
+    livemode: row.ev_livemode,
+    occurred_at: row.ev_occurred_at,
+    data: row.ev_data
+  })
+})
+
 export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
   const { batch, compileInsert, dialect, execute, first, prepare, rows, withTransaction, write } = conn
   // The dispatcher's statements, one set per delivery: compiled once (and, on SQLite, run
@@ -590,86 +622,72 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         return keyset(q, ["created_at", "id"], page)
       }).pipe(Effect.map((rows) => Page.sliceOf(rows.map(toEndpoint), page.limit))),
 
-    claimDue: ({ leaseMs, limit, now, owner, perEndpoint, skipEndpoints }) =>
-      Effect.gen(function* () {
-        const skip = skipEndpoints ?? []
-        // On PostgreSQL the scan locks its candidates for the claim's transaction; rows another
-        // host is claiming right now are skipped rather than waited for, and each locked row is
-        // rechecked against its newest version.
-        const locking = dialect === "postgres"
-        const scan =
-          skip.length === 0
-            ? Effect.map(
-                execute("webhooks.claim-scan", (locking ? lockingScanSql : scanSql)({ now, limit })),
-                (r) => r.rows
-              )
-            : rows("webhooks.claim-scan", (c) => {
-                const q = claimScan(c, now, limit).where("d.endpoint_id", "not in", skip)
-                return locking ? q.forUpdate("d").skipLocked() : q
-              })
-        // SQLite has no row locks: the scan runs outside the transaction (a read that turns into
-        // a write inside one fails when another process wrote meanwhile), and the conditional
-        // updates below decide. One transaction for the claims: one commit, not one per delivery.
-        const before = locking ? [] : yield* scan
-        if (!locking && before.length === 0) return []
-        return yield* withTransaction(
-          Effect.gen(function* () {
-            const candidates = locking ? yield* scan : before
-            const claimed: Array<Webhook.Claimed> = []
-            const taken = new Map<string, number>()
-            for (const cand of candidates) {
-              const already = taken.get(cand.endpoint_id) ?? 0
-              if (perEndpoint !== undefined && already >= perEndpoint) continue
-              // The conditional update is the claim: a rival dispatcher that took it first has
-              // moved lease_until past now (or, having sent it, the attempt count and the next
-              // attempt time), so this matches no row.
-              const won = yield* execute(
-                "webhooks.claim",
-                claimSql({
-                  owner,
-                  leaseUntil: now + leaseMs,
-                  endpointId: cand.endpoint_id,
-                  eventId: cand.event_id,
-                  pending: "pending",
-                  now,
-                  attempts: num(cand.attempts)
-                })
-              )
-              if (Number(won.numAffectedRows ?? 0) !== 1) continue
-              const row = { ...cand, lease_owner: owner, lease_until: now + leaseMs }
-              taken.set(cand.endpoint_id, already + 1)
-              claimed.push({
-                delivery: toDelivery(row),
-                endpoint: toEndpoint({
-                  id: row.e_id,
-                  customer_no: row.e_customer_no,
-                  url: row.e_url,
-                  event_types: row.e_event_types,
-                  secret: row.e_secret,
-                  previous_secret: row.e_previous_secret,
-                  previous_secret_until: row.e_previous_secret_until,
-                  enabled: row.e_enabled,
-                  disabled_reason: row.e_disabled_reason,
-                  failing_since: row.e_failing_since,
-                  created_at: row.e_created_at,
-                  updated_at: row.e_updated_at
-                }),
-                event: toStoredEvent({
-                  id: row.ev_id,
-                  type: row.ev_type,
-                  customer_no: row.ev_customer_no,
-                  track_no: row.ev_track_no,
-                  sequence: row.ev_sequence,
-                  livemode: row.ev_livemode,
-                  occurred_at: row.ev_occurred_at,
-                  data: row.ev_data
-                })
-              })
-            }
-            return claimed
+    claimDue: ({ leaseMs, limit, now, owner, perEndpoint, skipEndpoints }) => {
+      const skip = skipEndpoints ?? []
+      // On PostgreSQL the scan locks its candidates for the claim's transaction; rows another
+      // host is claiming right now are skipped rather than waited for, and each locked row is
+      // rechecked against its newest version.
+      const locking = dialect === "postgres"
+      const scan: Effect.Effect<ReadonlyArray<ClaimRow>, StorageError> = skip.length === 0
+        ? Effect.map(
+            execute("webhooks.claim-scan", (locking ? lockingScanSql : scanSql)({ now, limit })),
+            (r) => r.rows as ReadonlyArray<ClaimRow>
+          )
+        : (rows("webhooks.claim-scan", (c) => {
+            const q = claimScan(c, now, limit).where("d.endpoint_id", "not in", skip)
+            return locking ? q.forUpdate("d").skipLocked() : q
+          }) as Effect.Effect<ReadonlyArray<ClaimRow>, StorageError>)
+      // The candidates within each endpoint's share, and the conditional update that claims each:
+      // a rival dispatcher that took one first has moved lease_until past now (or, having sent
+      // it, the attempt count and the next attempt time), so its update matches no row.
+      const attemptsOn = (candidates: ReadonlyArray<ClaimRow>) => {
+        const tried: Array<ClaimRow> = []
+        const taken = new Map<string, number>()
+        for (const cand of candidates) {
+          const already = taken.get(cand.endpoint_id) ?? 0
+          if (perEndpoint !== undefined && already >= perEndpoint) continue
+          taken.set(cand.endpoint_id, already + 1)
+          tried.push(cand)
+        }
+        const statements = tried.map((cand) =>
+          claimSql({
+            owner,
+            leaseUntil: now + leaseMs,
+            endpointId: cand.endpoint_id,
+            eventId: cand.event_id,
+            pending: "pending",
+            now,
+            attempts: num(cand.attempts)
           })
         )
-      }),
+        return { tried, statements }
+      }
+      const won = (cand: ClaimRow, changed: number): ReadonlyArray<Webhook.Claimed> =>
+        changed === 1 ? [claimedOf({ ...cand, lease_owner: owner, lease_until: now + leaseMs })] : []
+      if (locking) {
+        return withTransaction(
+          Effect.flatMap(scan, (candidates) => {
+            const { statements, tried } = attemptsOn(candidates)
+            return Effect.map(
+              Effect.forEach(statements, (statement, i) =>
+                Effect.map(execute("webhooks.claim", statement), (r) => won(tried[i]!, Number(r.numAffectedRows ?? 0)))
+              ),
+              (claims) => claims.flat()
+            )
+          })
+        )
+      }
+      // SQLite has no row locks: the scan runs outside any transaction (a read that turns into a
+      // write inside one fails when another process wrote meanwhile), and the claims are one
+      // batch, whose conditional updates decide.
+      return Effect.flatMap(scan, (candidates) => {
+        if (candidates.length === 0) return Effect.succeed([])
+        const { statements, tried } = attemptsOn(candidates)
+        return Effect.map(batch("webhooks.claim", statements), (done) =>
+          tried.flatMap((cand, i) => won(cand, Number(done.results?.[i]?.numAffectedRows ?? 0)))
+        )
+      })
+    },
 
     // One batch (on SQLite it joins the group commit's flush beside the other outcomes): the
     // attempt's log line, the outcome if `owner` still holds the lease, and, for a delivery that

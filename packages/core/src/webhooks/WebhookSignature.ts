@@ -39,17 +39,22 @@ export const sign = (
   timestampSeconds: number,
   body: string
 ): Effect.Effect<string, never, KeyRing> =>
-  Effect.gen(function* () {
-    const ring = yield* KeyRing
+  Effect.flatMap(KeyRing, (ring) => {
     const message = utf8(`${id}.${timestampSeconds}.${body}`)
     const parts: Array<string> = []
-    for (const secret of secrets) {
-      const bytes = secretBytes(Redacted.value(secret))
-      if (Option.isNone(bytes)) return yield* Effect.dieMessage("WebhookSignature: malformed secret")
-      const mac = yield* ring.hmac({ id: "webhook-endpoint", material: Redacted.make(bytes.value) }, message)
-      parts.push(`v1,${encodeBase64(mac)}`)
+    const next = (i: number): Effect.Effect<string> => {
+      if (i === secrets.length) return Effect.succeed(parts.join(" "))
+      const bytes = secretBytes(Redacted.value(secrets[i]!))
+      if (Option.isNone(bytes)) return Effect.dieMessage("WebhookSignature: malformed secret")
+      return Effect.flatMap(
+        ring.hmac({ id: "webhook-endpoint", material: Redacted.make(bytes.value) }, message),
+        (mac) => {
+          parts.push(`v1,${encodeBase64(mac)}`)
+          return next(i + 1)
+        }
+      )
     }
-    return parts.join(" ")
+    return next(0)
   })
 
 /** The three Standard Webhooks headers of one attempt. */
