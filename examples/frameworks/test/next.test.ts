@@ -4,9 +4,10 @@
  * downloaded through its catch-all route handlers.
  *
  * The build is the slow part (tens of seconds here), so it is skipped when `.next/` already holds
- * a build of the same app sources: the app's own files are all Next bundles (Waybill is in
- * `serverExternalPackages`, loaded from node_modules at run time), so a change to Waybill needs
- * no rebuild of the app (the packages' own `dist/` is rebuilt when stale). The server runs with the `tsx` loader because this repository's packages are
+ * a build of the same inputs: the app's own files, and the Waybill code Next bundles into it (the
+ * app imports the example host's sources, which bring the packages' `dist/` with them; only
+ * `@waybill/http` and the host's package entry are `serverExternalPackages`), so a build made
+ * before a change to Waybill is never served again. The server runs with the `tsx` loader because this repository's packages are
  * TypeScript sources; published packages are plain JavaScript.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
@@ -38,6 +39,15 @@ const sourcesHash = (): string => {
     } else hash.update(path.slice(appDir.length)).update("\0").update(readFileSync(path)).update("\0")
   }
   for (const entry of ["app", "src", "next.config.ts", "package.json", "tsconfig.json"]) add(join(appDir, entry))
+  // The Waybill code the build bundles: the example host's sources and every package's build.
+  const root = resolve(appDir, "../..")
+  add(join(root, "examples/http-host/src"))
+  for (const group of ["packages", "adapters"]) {
+    for (const name of readdirSync(join(root, group)).sort()) {
+      const built = join(root, group, name, "dist", "index.js")
+      if (existsSync(built)) add(built)
+    }
+  }
   hash.update(JSON.parse(readFileSync(join(appDir, "node_modules/next/package.json"), "utf8")).version as string)
   return hash.digest("hex")
 }
