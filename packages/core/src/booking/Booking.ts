@@ -634,24 +634,30 @@ const bookedEvent = (id: string, record: ShipmentRecord, summary: ShipmentResult
 /** Random bytes one booking draws: 4 for the tracking number, 10 for its event's ULID. */
 const BOOKING_RANDOM_BYTES = 14
 
+/** What one booking of a planned shipment works with. */
+interface Booking {
+  readonly store: ShipmentStoreShape
+  readonly entropy: EntropyShape
+  readonly plan: ShipmentPlan
+  readonly principal: Principal
+  readonly jsonstrn: string
+  /** The shipment's place in the request (its answer's `order`). */
+  readonly order: number
+  readonly now: number
+}
+
 /** One attempt: a fresh tracking number and event id from one draw, then the store's `book`. */
 const attemptWith = (
-  store: ShipmentStoreShape,
-  entropy: EntropyShape,
-  p: ShipmentPlan,
-  principal: Principal,
-  jsonstrn: string,
-  order: number,
-  now: number
+  b: Booking
 ): Effect.Effect<{ readonly record: ShipmentRecord; readonly summary: ShipmentResult }, DuplicateKey | StorageError> =>
-  Effect.flatMap(entropy.bytes(BOOKING_RANDOM_BYTES), (random) => {
+  Effect.flatMap(b.entropy.bytes(BOOKING_RANDOM_BYTES), (random) => {
     const number = decimalNumberFrom(8, random)
     // A draw outside the uniform range (about one in seventy) is drawn again.
-    if (number === undefined) return attemptWith(store, entropy, p, principal, jsonstrn, order, now)
-    const record = recordOf(p, principal, number, jsonstrn, now)
-    const summary = successResult(order, record)
-    const event = bookedEvent(Ulid.eventIdOf(now, random.subarray(4)), record, summary)
-    return Effect.as(store.book(record, event), { record, summary })
+    if (number === undefined) return attemptWith(b)
+    const record = recordOf(b.plan, b.principal, number, b.jsonstrn, b.now)
+    const summary = successResult(b.order, record)
+    const event = bookedEvent(Ulid.eventIdOf(b.now, random.subarray(4)), record, summary)
+    return Effect.as(b.store.book(record, event), { record, summary })
   })
 
 /**
@@ -660,23 +666,23 @@ const attemptWith = (
  * response element. Untraced: this and {@link createShipments} are the benchmarked hot path,
  * where a span costs more than a query.
  */
-export const book = (p: ShipmentPlan, principal: Principal, jsonstrn: string, order = 1) =>
+export const book = (plan: ShipmentPlan, principal: Principal, jsonstrn: string, order = 1) =>
   Effect.flatMap(Effect.context<ShipmentStore | Entropy>(), (context) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      bookWith(Context.get(context, ShipmentStore), Context.get(context, Entropy), p, principal, jsonstrn, order, now)
+      bookWith({
+        store: Context.get(context, ShipmentStore),
+        entropy: Context.get(context, Entropy),
+        plan,
+        principal,
+        jsonstrn,
+        order,
+        now
+      })
     )
   )
 
-const bookWith = (
-  store: ShipmentStoreShape,
-  entropy: EntropyShape,
-  p: ShipmentPlan,
-  principal: Principal,
-  jsonstrn: string,
-  order: number,
-  now: number
-) => {
-  const attempt = attemptWith(store, entropy, p, principal, jsonstrn, order, now)
+const bookWith = (b: Booking) => {
+  const attempt = attemptWith(b)
   // Only a collision enters the retry schedule: building it on every booking cost as many
   // runtime steps as the booking.
   return Effect.catchTag(attempt, "DuplicateKey", () =>
@@ -779,7 +785,7 @@ const createShipmentsWith = (
             return next(i + 1)
           }
           return Effect.flatMap(
-            bookWith(store, entropy, planned.right, principal, jsonstrn, i + 1, nowMs),
+            bookWith({ store, entropy, plan: planned.right, principal, jsonstrn, order: i + 1, now: nowMs }),
             ({ summary }) => {
               booked.unsafeUpdate(1, NO_LABELS)
               results.push(summary)
