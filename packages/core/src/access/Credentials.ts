@@ -165,9 +165,7 @@ export const authenticate = (
   if (resolution._tag === "Invalid") return Effect.fail(new InvalidCredential({ reason: resolution.reason }))
   if (resolution._tag === "Session") return sessionPrincipal(resolution.token)
   const token = resolution.token
-  const mode = ApiKey.parse(Redacted.value(token))
-  if (Option.isNone(mode)) return Effect.fail(new InvalidCredential({ reason: "malformed-key" }))
-  return Effect.flatMap(Effect.context<AccountStore | KeyRing>(), (context) => byKey(context, token, mode.value))
+  return Effect.flatMap(Effect.context<AccountStore | KeyRing>(), (context) => byKey(context, token))
 }
 
 /**
@@ -178,18 +176,22 @@ export const authenticateIn = (
   context: Context.Context<AccountStore | KeyRing | UserStore>,
   resolution: Resolution
 ): Effect.Effect<Principal, MissingCredential | InvalidCredential | StorageError> => {
-  if (resolution._tag !== "Found") return Effect.provide(authenticate(resolution), context)
-  const mode = ApiKey.parse(Redacted.value(resolution.token))
-  if (Option.isNone(mode)) return Effect.fail(new InvalidCredential({ reason: "malformed-key" }))
-  return byKey(context, resolution.token, mode.value)
+  return resolution._tag === "Found"
+    ? byKey(context, resolution.token)
+    : Effect.provide(authenticate(resolution), context)
 }
 
-/** The principal of an API key: its HMAC under each `api-key` secret, newest first, looked up. */
+/**
+ * The principal of an API key: its mode read from its shape, then its HMAC under each `api-key`
+ * secret, newest first, looked up.
+ */
 const byKey = (
   context: Context.Context<AccountStore | KeyRing>,
-  token: Redacted.Redacted<string>,
-  mode: ApiKeyRecord["mode"]
+  token: Redacted.Redacted<string>
 ): Effect.Effect<Principal, InvalidCredential | StorageError> => {
+  const parsed = ApiKey.parse(Redacted.value(token))
+  if (Option.isNone(parsed)) return Effect.fail(new InvalidCredential({ reason: "malformed-key" }))
+  const mode = parsed.value
   const ring = Context.get(context, KeyRing)
   const store = Context.get(context, AccountStore)
   const message = utf8(Redacted.value(token))
