@@ -72,35 +72,55 @@ export type BatchOutcome =
   | { readonly unchanged: number; readonly results?: undefined }
 
 /**
- * Runs a batch's statements through `run` (a transaction's), one after another, under a
- * savepoint so that a `mustChange` statement that changed nothing undoes only this batch: the
- * way a batch joins a transaction that is already open. `onError(cause, index)` maps a failing
- * statement's error.
+ * Runs `statements` through `run` one after another: every result in order, or the index of the
+ * first `mustChange` statement that changed no row (the statements after it do not run).
+ * Undoing what ran before it is the caller's: each engine and the connection wrap this in their
+ * own transaction or savepoint. `onError(cause, index)` maps a failing statement's error.
  */
-export const runBatch = <E>(
+export const runInOrder = <E>(
   run: Run,
   statements: ReadonlyArray<BatchStatement>,
   onError: (cause: unknown, index: number) => E
 ): Effect.Effect<BatchOutcome, E | StorageError> => {
-  const control = (sql: string) =>
-    run(sql, [], (cause) => new StorageError({ operation: "transaction.savepoint", cause }))
   const results: Array<Result> = []
   const step = (i: number): Effect.Effect<BatchOutcome, E | StorageError> => {
-    if (i === statements.length) return Effect.as(control(RELEASE_BATCH), { results })
+    if (i === statements.length) return Effect.succeed({ results })
     const statement = statements[i]!
     return Effect.flatMap(
       run(statement.sql, statement.parameters, (cause) => onError(cause, i)),
       (result): Effect.Effect<BatchOutcome, E | StorageError> => {
         if (statement.mustChange === true && (result.numAffectedRows ?? 0n) === 0n) {
-          return Effect.as(Effect.zipRight(control(ROLLBACK_BATCH), control(RELEASE_BATCH)), { unchanged: i })
+          return Effect.succeed({ unchanged: i })
         }
         results.push(result)
         return step(i + 1)
       }
     )
   }
+  return step(0)
+}
+
+/**
+ * {@link runInOrder} under a savepoint, so that a `mustChange` statement that changed nothing
+ * (or a failing one) undoes only this batch: the way a batch joins a transaction that is already
+ * open.
+ */
+export const runBatch = <E>(
+  run: Run,
+  statements: ReadonlyArray<BatchStatement>,
+  onError: (cause: unknown, index: number) => E
+): Effect.Effect<BatchOutcome, E | StorageError> => {
+  // On SQLite a statement runs when `run` is called, so each of these is built only when due.
+  const control = (sql: string) =>
+    run(sql, [], (cause) => new StorageError({ operation: "transaction.savepoint", cause }))
+  const undo = () => Effect.flatMap(control(ROLLBACK_BATCH), () => control(RELEASE_BATCH))
   return Effect.flatMap(control(SAVEPOINT_BATCH), () =>
-    Effect.onError(step(0), () => Effect.ignore(Effect.zipRight(control(ROLLBACK_BATCH), control(RELEASE_BATCH))))
+    Effect.onError(
+      Effect.flatMap(runInOrder(run, statements, onError), (outcome) =>
+        Effect.as(outcome.unchanged === undefined ? control(RELEASE_BATCH) : undo(), outcome)
+      ),
+      () => Effect.ignore(undo())
+    )
   )
 }
 

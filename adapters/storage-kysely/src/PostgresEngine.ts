@@ -25,6 +25,7 @@ import {
   engineDialect,
   type EngineOptions,
   type Result,
+  runInOrder,
   type Run,
   type StorageEngine
 } from "./Engine.js"
@@ -172,25 +173,11 @@ export const postgresEngine = (pool: PgPool, options: PostgresEngineOptions = {}
     statements: ReadonlyArray<BatchStatement>,
     onError: (cause: unknown, index: number) => E
   ): Effect.Effect<BatchOutcome, E | StorageError> => {
-    const body = (run: Run) => {
-      const results: Array<Result> = []
-      const step = (i: number): Effect.Effect<ReadonlyArray<Result>, E | StorageError | Unchanged> => {
-        if (i === statements.length) return Effect.succeed(results)
-        const statement = statements[i]!
-        return Effect.flatMap(
-          run(statement.sql, statement.parameters, (cause) => onError(cause, i)),
-          (result) => {
-            if (statement.mustChange === true && (result.numAffectedRows ?? 0n) === 0n)
-              return Effect.fail(new Unchanged(i))
-            results.push(result)
-            return step(i + 1)
-          }
-        )
-      }
-      return step(0)
-    }
+    const body = (run: Run) =>
+      Effect.flatMap(runInOrder(run, statements, onError), (outcome) =>
+        outcome.unchanged === undefined ? Effect.succeed(outcome) : Effect.fail(new Unchanged(outcome.unchanged))
+      )
     return transaction(false, body).pipe(
-      Effect.map((results): BatchOutcome => ({ results })),
       Effect.catchIf(
         (e): e is Unchanged => e instanceof Unchanged,
         (e) => Effect.succeed<BatchOutcome>({ unchanged: e.index })
