@@ -13,8 +13,9 @@
  *   `BEGIN` to `COMMIT`.
  *
  * A unit of work that is a fixed list of statements (a booking: the shipment, its stops, its
- * event, the event's webhook deliveries) runs as a {@link StorageEngine.batch}: on SQLite every
- * statement of it runs in one synchronous step, on PostgreSQL in one transaction.
+ * event, the event's webhook deliveries) runs as a {@link StorageEngine.batch}: on SQLite it is
+ * queued and run whole, with no caller's code between its statements, in the group commit's next
+ * flush; on PostgreSQL it is one transaction.
  *
  * Each engine also carries a Kysely ({@link StorageEngine.kysely}) whose driver is that engine:
  * the stores compile with it, migrations run through it, and a host may send its own queries
@@ -171,11 +172,11 @@ export interface StorageEngine {
     body: (run: Run) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | StorageError, R>
   /**
-   * Runs `statements` in order as one transaction (on SQLite: one unit of the group commit, all
-   * of it in one synchronous step, answered once the `COMMIT` holding it returned). A failing
-   * statement undoes the batch and fails with `onError(cause, index)`; see
-   * {@link BatchStatement.mustChange} for the other way a batch stops. A batch inside an open
-   * transaction is the connection's business ({@link runBatch}), not this.
+   * Runs `statements` in order as one transaction (on SQLite: one unit of the group commit,
+   * queued for its next flush and run there whole, answered once the `COMMIT` holding it
+   * returned). A failing statement undoes the batch and fails with `onError(cause, index)`;
+   * see {@link BatchStatement.mustChange} for the other way a batch stops. A batch inside an
+   * open transaction is the connection's business ({@link runBatch}), not this.
    */
   readonly batch: <E>(
     statements: ReadonlyArray<BatchStatement>,

@@ -355,7 +355,6 @@ const claimScan = (c: Kysely<WaybillDatabase>, now: number, limit: number) =>
     .orderBy("d.next_attempt_at")
     .limit(limit)
 
-/** `WebhookStore` over Kysely. */
 /** A row of the claim's scan: the delivery with its endpoint's and event's columns. */
 type ClaimRow = Awaited<ReturnType<ReturnType<typeof claimScan>["execute"]>>[number]
 
@@ -388,6 +387,7 @@ const claimedOf = (row: ClaimRow): Webhook.Claimed => ({
   })
 })
 
+/** `WebhookStore` over Kysely. */
 export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
   const { batch, compileInsert, dialect, execute, first, prepare, rows, withTransaction, write } = conn
   // The dispatcher's statements, one set per delivery: compiled once (and, on SQLite, run

@@ -70,7 +70,7 @@ export interface Connection {
   readonly compileInsert: (table: Table, rows: ReadonlyArray<Readonly<Record<string, unknown>>>) => Statement
   /**
    * Runs a fixed list of statements as one unit of work (the engine's `batch`: on SQLite one
-   * synchronous step), or, inside a transaction this fiber has open, as part of it (under a
+   * unit of the group commit), or, inside a transaction this fiber has open, as part of it (under a
    * savepoint of its own). Driver errors become `StorageError({ operation })`.
    */
   readonly batch: (
