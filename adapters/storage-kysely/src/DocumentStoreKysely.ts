@@ -21,6 +21,14 @@ import {
 import { keyset } from "./internal/paging.js"
 import type { DocumentsTable, TicketGrantsTable } from "./Tables.js"
 
+/**
+ * Which of an order's documents (`d`) are current: every signature, and the attachments of the
+ * order's current version (`version`: the column holding it; an order never rebooked has none
+ * and is at version 1).
+ */
+const isCurrent = (version: "o.current_version" | "s.current_version") =>
+  sql<SqlBool>`(${sql.ref("d.kind")} = ${"signature"} or ${sql.ref("d.order_version")} = coalesce(${sql.ref(version)}, ${sql.lit(1)}))`
+
 const num = (v: number | string | bigint): number => Number(v)
 
 type LookupField = Parameters<DocumentStoreShape["lookupOrders"]>[0]["field"]
@@ -324,28 +332,14 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
       if (bounded === undefined)
         return matching
           .leftJoin("waybill_documents as d", (join) =>
-            join
-              .onRef("d.track_no", "=", "s.track_no")
-              .on((eb) =>
-                eb.or([
-                  eb("d.kind", "=", "signature"),
-                  eb("d.order_version", "=", eb.fn.coalesce("o.current_version", eb.lit(1)))
-                ])
-              )
+            join.onRef("d.track_no", "=", "s.track_no").on(isCurrent("o.current_version"))
           )
           .select(orderColumns)
           .select(documentColumns)
       return c
         .selectFrom(matching.select(orderColumns).orderBy("s.track_no").limit(sql.lit(bounded)).as("s"))
         .leftJoin("waybill_documents as d", (join) =>
-          join
-            .onRef("d.track_no", "=", "s.track_no")
-            .on((eb) =>
-              eb.or([
-                eb("d.kind", "=", "signature"),
-                eb("d.order_version", "=", eb.fn.coalesce("s.current_version", eb.lit(1)))
-              ])
-            )
+          join.onRef("d.track_no", "=", "s.track_no").on(isCurrent("s.current_version"))
         )
         .select(["s.track_no", "s.billing_reference", "s.contact", "s.invoice_no", "s.current_version"])
         .select(documentColumns)
@@ -365,12 +359,7 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
           "in",
           slots.map((n) => p[n] as string)
         )
-        .where((eb) =>
-          eb.or([
-            eb("d.kind", "=", "signature"),
-            eb("d.order_version", "=", eb.fn.coalesce("o.current_version", eb.lit(1)))
-          ])
-        )
+        .where(isCurrent("o.current_version"))
     )
   }
 
@@ -397,21 +386,14 @@ export const makeDocumentStore = (conn: Connection): DocumentStoreShape => {
   const findOrderSql = prepare((c, p: { readonly trackNo: string }) => orders(c).where("s.track_no", "=", p.trackNo))
 
   // The order of document `id` (its columns prefixed `order_`) joined with each of the order's
-  // current documents (listCurrent's rule); one row with null document columns when it has none.
+  // current documents (`isCurrent`); one row with null document columns when it has none.
   const findDownloadSql = prepare((c, p: { readonly id: string }) =>
     c
       .selectFrom("waybill_documents as x")
       .innerJoin("waybill_shipments as s", "s.track_no", "x.track_no")
       .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
       .leftJoin("waybill_documents as d", (join) =>
-        join
-          .onRef("d.track_no", "=", "s.track_no")
-          .on((eb) =>
-            eb.or([
-              eb("d.kind", "=", "signature"),
-              eb("d.order_version", "=", eb.fn.coalesce("o.current_version", eb.lit(1)))
-            ])
-          )
+        join.onRef("d.track_no", "=", "s.track_no").on(isCurrent("o.current_version"))
       )
       .select([
         "s.track_no as order_track_no",
