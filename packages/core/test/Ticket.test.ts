@@ -89,6 +89,22 @@ const documentsArb = fc.array(
 /** Opening just before `expiresAt`, with the default lifetime of 15 minutes. */
 const before = (expiresAt: number): Ticket.OpenWindow => ({ now: expiresAt - 1, lifetimeMs: 900_000 })
 
+/**
+ * A ticket's bytes with byte `at` flipped by `xor`, cut before that byte, or extended by one byte:
+ * none of them opens.
+ */
+const expectTamperedNeverOpen = (bytes: Uint8Array, at: number, xor: number, window: Ticket.OpenWindow) =>
+  Effect.gen(function* () {
+    const altered = new Uint8Array(bytes)
+    const i = at % altered.length
+    altered[i] = altered[i]! ^ xor
+    expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered), window))).toBe(true)
+    expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i)), window))).toBe(true)
+    expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor])), window))).toBe(
+      true
+    )
+  })
+
 const sample: Ticket.GrantClaims = {
   customerNo: "1234567",
   keyId: "key_1234567_live",
@@ -291,14 +307,7 @@ describe("Ticket", () => {
         const { tickets } = yield* issue(claims, documents)
         const window = before(claims.expiresAt)
         const bytes = Ticket.decodeBase64Url(tickets[which % tickets.length]!)!
-        const altered = new Uint8Array(bytes)
-        const i = at % altered.length
-        altered[i] = altered[i]! ^ xor
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered), window))).toBe(true)
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i)), window))).toBe(true)
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor])), window))).toBe(
-          true
-        )
+        yield* expectTamperedNeverOpen(bytes, at, xor, window)
       }).pipe(Effect.provide(layer()))
   )
 
@@ -408,14 +417,7 @@ describe("Ticket: the previous release's sealed tickets", () => {
       Effect.gen(function* () {
         const window = before(claims.expiresAt)
         const bytes = Ticket.decodeBase64Url(yield* sealed(claims))!
-        const altered = new Uint8Array(bytes)
-        const i = at % altered.length
-        altered[i] = altered[i]! ^ xor
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(altered), window))).toBe(true)
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(bytes.subarray(0, i)), window))).toBe(true)
-        expect(Option.isNone(yield* Ticket.open(Ticket.encodeBase64Url(new Uint8Array([...bytes, xor])), window))).toBe(
-          true
-        )
+        yield* expectTamperedNeverOpen(bytes, at, xor, window)
         const other = Ticket.open(Ticket.encodeBase64Url(bytes), window).pipe(Effect.provide(layer([secret("t1", 8)])))
         expect(Option.isNone(yield* other)).toBe(true)
       }).pipe(Effect.provide(layer()))
