@@ -21,7 +21,7 @@ import {
   type StatusFilter,
   type StatusRange
 } from "./ActivityStore.js"
-import { Page } from "../shared/index.js"
+import { deleteInBatches, Page } from "../shared/index.js"
 
 export type { ActivityEntry, ActivityFilter, StatusFilter } from "./ActivityStore.js"
 
@@ -118,10 +118,5 @@ export const lastUsed = Effect.fn("Activity.lastUsed")(function* (
 export const purgeExpired = Effect.gen(function* () {
   const store = yield* ActivityStore
   const before = (yield* Clock.currentTimeMillis) - RETENTION_MS
-  let total = 0
-  for (;;) {
-    const n = yield* store.deleteBefore(before, PURGE_BATCH)
-    total += n
-    if (n < PURGE_BATCH) return total
-  }
+  return yield* deleteInBatches(PURGE_BATCH, (limit) => store.deleteBefore(before, limit))
 })

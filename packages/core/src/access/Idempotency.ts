@@ -26,7 +26,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Transactor, Ulid, type StorageError } from "../shared/index.js"
+import { deleteInBatches, Transactor, Ulid, type StorageError } from "../shared/index.js"
 import type { Entropy } from "../shared/index.js"
 import type { Principal } from "./Account.js"
 import {
@@ -200,10 +200,5 @@ export const run = <A, E, R, R2>(
 export const purgeExpired = Effect.gen(function* () {
   const store = yield* IdempotencyStore
   const now = yield* Clock.currentTimeMillis
-  let total = 0
-  for (;;) {
-    const n = yield* store.deleteExpired(now, PURGE_BATCH)
-    total += n
-    if (n < PURGE_BATCH) return total
-  }
+  return yield* deleteInBatches(PURGE_BATCH, (limit) => store.deleteExpired(now, limit))
 })

@@ -20,7 +20,16 @@ import * as Schema from "effect/Schema"
 import type { ApiKeyRecord, KeyMode, Principal, ClientIp } from "../access/index.js"
 import { AccountStore, Credentials, IpBlocklist as IpBlocks, Abuse, Admission } from "../access/index.js"
 import { BlobStore, type OpenBlob } from "./BlobStore.js"
-import { WaybillConfig, type DocumentLimits, Entropy, Page, Tracing, Transactor, Ulid } from "../shared/index.js"
+import {
+  deleteInBatches,
+  WaybillConfig,
+  type DocumentLimits,
+  Entropy,
+  Page,
+  Tracing,
+  Transactor,
+  Ulid
+} from "../shared/index.js"
 import {
   type ContentType,
   type DocumentRecord,
@@ -276,12 +285,7 @@ export const GRANT_PURGE_GRACE_MS = 60_000
 export const purgeExpiredGrants = Effect.gen(function* () {
   const store = yield* DocumentStore
   const before = (yield* Clock.currentTimeMillis) - GRANT_PURGE_GRACE_MS
-  let total = 0
-  for (;;) {
-    const n = yield* store.deleteExpiredGrants(before, GRANT_PURGE_BATCH)
-    total += n
-    if (n < GRANT_PURGE_BATCH) return total
-  }
+  return yield* deleteInBatches(GRANT_PURGE_BATCH, (limit) => store.deleteExpiredGrants(before, limit))
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -38,5 +38,6 @@ export {
 export { KeyRing, type KeySecret } from "./KeyRing.js"
 export { Mailer, type InviteMessage, type MailerShape, type MailMessage, type PasswordResetMessage } from "./Mailer.js"
 export { Transactor } from "./Transactor.js"
+export { deleteInBatches } from "./Purge.js"
 export { decodeBase64, decodeBase64Url, encodeBase64, encodeBase64Url } from "./internal/base64.js"
 export { constantTimeEqual, toHex, utf8 } from "./internal/bytes.js"
