@@ -41,22 +41,21 @@ export const blockSecondsFor = (strikes: number, blockSeconds: ReadonlyArray<num
  * Blocks the address for its next strike's duration. An address already blocked is left alone,
  * so requests that were in flight when the threshold was crossed do not add strikes.
  */
-const escalate = (address: ClientIp.Address, reason: string) =>
-  Effect.gen(function* () {
-    const config = yield* WaybillConfig
-    const list = yield* IpBlocks.IpBlocklist
-    const now = yield* Clock.currentTimeMillis
-    const previous = yield* list.find(ClientIp.blockKey(address))
-    if (Option.isSome(previous) && previous.value.until > now) return
-    const strikes = Option.match(previous, { onNone: () => 1, onSome: (p) => p.strikes + 1 })
-    const seconds = blockSecondsFor(strikes, config.limits.abuse.blockSeconds)
-    const block = yield* IpBlocks.block(ClientIp.format(address), seconds * 1000, reason).pipe(
-      // A formatted address always parses back.
-      Effect.catchTag("InvalidIp", (e) => Effect.die(e))
-    )
-    yield* Metric.increment(Metrics.addressesBlocked)
-    yield* Effect.logWarning("waybill: address blocked", block.ipKey, reason, `strike ${block.strikes}`)
-  })
+const escalate = Effect.fnUntraced(function* (address: ClientIp.Address, reason: string) {
+  const config = yield* WaybillConfig
+  const list = yield* IpBlocks.IpBlocklist
+  const now = yield* Clock.currentTimeMillis
+  const previous = yield* list.find(ClientIp.blockKey(address))
+  if (Option.isSome(previous) && previous.value.until > now) return
+  const strikes = Option.match(previous, { onNone: () => 1, onSome: (p) => p.strikes + 1 })
+  const seconds = blockSecondsFor(strikes, config.limits.abuse.blockSeconds)
+  const block = yield* IpBlocks.block(ClientIp.format(address), seconds * 1000, reason).pipe(
+    // A formatted address always parses back.
+    Effect.catchTag("InvalidIp", (e) => Effect.die(e))
+  )
+  yield* Metric.increment(Metrics.addressesBlocked)
+  yield* Effect.logWarning("waybill: address blocked", block.ipKey, reason, `strike ${block.strikes}`)
+})
 
 /**
  * Counts a miss of the client: a tracking number that is malformed, unknown, or (on cancel) not

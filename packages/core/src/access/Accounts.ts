@@ -240,12 +240,11 @@ export const parseIpAllowlist = (
  * The viewer's account, if the viewer is an owner of it as stored now (a role changed since the
  * session began counts), else {@link NotAllowed}.
  */
-const requireOwner = (viewer: Viewer, action: string) =>
-  Effect.gen(function* () {
-    const user = yield* Effect.flatMap(UserStore, (s) => s.findUser(viewer.customerNo, viewer.userId))
-    if (Option.isNone(user) || user.value.role !== "owner")
-      return yield* new NotAllowed({ reason: "not-owner", message: `Only an owner of the account can ${action}.` })
-  })
+const requireOwner = Effect.fnUntraced(function* (viewer: Viewer, action: string) {
+  const user = yield* Effect.flatMap(UserStore, (s) => s.findUser(viewer.customerNo, viewer.userId))
+  if (Option.isNone(user) || user.value.role !== "owner")
+    return yield* new NotAllowed({ reason: "not-owner", message: `Only an owner of the account can ${action}.` })
+})
 
 /**
  * Regenerates a key of the viewer's account (the portal's "Regenerate"): owners only, with the

@@ -112,28 +112,27 @@ export const orSession = (resolution: Resolution, sessionToken: string | undefin
  * integration's test traffic; falling back to the test key matches the portal's own links
  * (`Documents.linksFor`). A dead session, an unknown account, or no active key: invalid.
  */
-const sessionPrincipal = (token: Redacted.Redacted<string>) =>
-  Effect.gen(function* () {
-    const viewer = yield* Sessions.authenticate(token)
-    if (Option.isNone(viewer)) return yield* new InvalidCredential({ reason: "session" })
-    const customerNo = viewer.value.customerNo
-    const store = yield* AccountStore
-    const account = yield* store.findAccount(customerNo)
-    if (Option.isNone(account)) return yield* new InvalidCredential({ reason: "session" })
-    for (const mode of ["live", "test"] as const) {
-      const key = yield* store.findKey(customerNo, mode)
-      if (Option.isSome(key) && key.value.status === "active") {
-        const principal: Principal = {
-          account: account.value,
-          key: key.value,
-          session: { userId: viewer.value.userId }
-        }
-        yield* FiberRef.set(identified, Option.some(principal))
-        return principal
+const sessionPrincipal = Effect.fnUntraced(function* (token: Redacted.Redacted<string>) {
+  const viewer = yield* Sessions.authenticate(token)
+  if (Option.isNone(viewer)) return yield* new InvalidCredential({ reason: "session" })
+  const customerNo = viewer.value.customerNo
+  const store = yield* AccountStore
+  const account = yield* store.findAccount(customerNo)
+  if (Option.isNone(account)) return yield* new InvalidCredential({ reason: "session" })
+  for (const mode of ["live", "test"] as const) {
+    const key = yield* store.findKey(customerNo, mode)
+    if (Option.isSome(key) && key.value.status === "active") {
+      const principal: Principal = {
+        account: account.value,
+        key: key.value,
+        session: { userId: viewer.value.userId }
       }
+      yield* FiberRef.set(identified, Option.some(principal))
+      return principal
     }
-    return yield* new InvalidCredential({ reason: "session" })
-  })
+  }
+  return yield* new InvalidCredential({ reason: "session" })
+})
 
 /** Cancel, quote and track, after the header: query `key`. */
 export const queryKeyPlaces = (query: (name: string) => ReadonlyArray<string>): ReadonlyArray<Candidate> => [

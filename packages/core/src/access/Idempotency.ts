@@ -100,25 +100,24 @@ class ClaimLost extends Data.TaggedError("ClaimLost") {}
 type Begun = { readonly _tag: "Claimed" } | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
 
 /** Claims the key, or finds the answer to replay; fails for a key in use or reused. */
-const begin = (claim: IdempotencyClaim) =>
-  Effect.gen(function* () {
-    const store = yield* IdempotencyStore
-    const now = claim.createdAt
-    // A row can change between the insert that found it and the takeover (answered, released,
-    // taken by another retry): look again, a few times, then call it busy.
-    for (let round = 0; round < 3; round++) {
-      const existing = yield* store.claim(claim)
-      if (Option.isNone(existing)) return { _tag: "Claimed" } as Begun
-      const found = existing.value
-      if (found.expiresAt > now) {
-        if (found.fingerprint !== claim.fingerprint) return yield* new IdempotencyKeyMismatch()
-        if (Option.isSome(found.answer)) return { _tag: "Replay", answer: found.answer.value } as Begun
-        if (found.lockedUntil > now) return yield* new IdempotencyKeyInProgress()
-      }
-      if (yield* store.takeOver(claim, found.token)) return { _tag: "Claimed" } as Begun
+const begin = Effect.fnUntraced(function* (claim: IdempotencyClaim) {
+  const store = yield* IdempotencyStore
+  const now = claim.createdAt
+  // A row can change between the insert that found it and the takeover (answered, released,
+  // taken by another retry): look again, a few times, then call it busy.
+  for (let round = 0; round < 3; round++) {
+    const existing = yield* store.claim(claim)
+    if (Option.isNone(existing)) return { _tag: "Claimed" } as Begun
+    const found = existing.value
+    if (found.expiresAt > now) {
+      if (found.fingerprint !== claim.fingerprint) return yield* new IdempotencyKeyMismatch()
+      if (Option.isSome(found.answer)) return { _tag: "Replay", answer: found.answer.value } as Begun
+      if (found.lockedUntil > now) return yield* new IdempotencyKeyInProgress()
     }
-    return yield* new IdempotencyKeyInProgress()
-  })
+    if (yield* store.takeOver(claim, found.token)) return { _tag: "Claimed" } as Begun
+  }
+  return yield* new IdempotencyKeyInProgress()
+})
 
 /**
  * Runs `work` at most once per key (see the module), inside one transaction with the storing of

@@ -219,20 +219,19 @@ const lockedAt = (keys: ReadonlyArray<string | undefined>, now: number) =>
   )
 
 /** Counts a failure against the name (and the address), locking whichever ran out of budget. */
-const recordFailure = (account: string, address: string | undefined, now: number) =>
-  Effect.gen(function* () {
-    const limiter = yield* RateLimiter
-    const store = yield* UserStore
-    const counted = [{ key: account, limit: SIGN_IN_LIMITS.perAccount }] as Array<{
-      key: string
-      limit: FailureLimit
-    }>
-    if (address !== undefined) counted.push({ key: address, limit: SIGN_IN_LIMITS.perAddress })
-    for (const { key, limit } of counted) {
-      const quota = yield* limiter.hit(key, limit.limit, limit.windowMs)
-      if (locks(quota.count, limit)) yield* store.lock(key, now + SIGN_IN_LIMITS.lockoutMs)
-    }
-  })
+const recordFailure = Effect.fnUntraced(function* (account: string, address: string | undefined, now: number) {
+  const limiter = yield* RateLimiter
+  const store = yield* UserStore
+  const counted = [{ key: account, limit: SIGN_IN_LIMITS.perAccount }] as Array<{
+    key: string
+    limit: FailureLimit
+  }>
+  if (address !== undefined) counted.push({ key: address, limit: SIGN_IN_LIMITS.perAddress })
+  for (const { key, limit } of counted) {
+    const quota = yield* limiter.hit(key, limit.limit, limit.windowMs)
+    if (locks(quota.count, limit)) yield* store.lock(key, now + SIGN_IN_LIMITS.lockoutMs)
+  }
+})
 
 const refuse = (reason: SignInRefused["reason"]) =>
   Effect.zipRight(

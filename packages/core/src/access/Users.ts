@@ -51,22 +51,21 @@ export const RESETS_PER_HOUR = 5
 export const linkFor = (linkBase: string, purpose: TokenPurpose, token: string): string =>
   `${linkBase.replace(/\/+$/, "")}/portal/${purpose}/?token=${encodeURIComponent(token)}`
 
-const issueToken = (user: UserRecord, purpose: TokenPurpose, now: number) =>
-  Effect.gen(function* () {
-    const token = yield* Sessions.newToken
-    const record: OneTimeTokenRecord = {
-      hash: yield* Sessions.hashToken(token),
-      purpose,
-      userId: user.userId,
-      customerNo: user.customerNo,
-      passwordVersion: user.passwordVersion,
-      createdAt: now,
-      expiresAt: now + (purpose === "invite" ? INVITE_MS : RESET_MS),
-      usedAt: null
-    }
-    yield* Effect.flatMap(UserStore, (s) => s.insertToken(record))
-    return { token, record }
-  })
+const issueToken = Effect.fnUntraced(function* (user: UserRecord, purpose: TokenPurpose, now: number) {
+  const token = yield* Sessions.newToken
+  const record: OneTimeTokenRecord = {
+    hash: yield* Sessions.hashToken(token),
+    purpose,
+    userId: user.userId,
+    customerNo: user.customerNo,
+    passwordVersion: user.passwordVersion,
+    createdAt: now,
+    expiresAt: now + (purpose === "invite" ? INVITE_MS : RESET_MS),
+    usedAt: null
+  }
+  yield* Effect.flatMap(UserStore, (s) => s.insertToken(record))
+  return { token, record }
+})
 
 /**
  * Invites `email` to the account: a user without a password and a one-time link by e-mail. A
@@ -150,19 +149,18 @@ export const invite = Effect.fn("Users.invite")(function* (input: {
 })
 
 /** The token's record and user if the link is still good for `purpose`. */
-const liveToken = (raw: string, purpose: TokenPurpose) =>
-  Effect.gen(function* () {
-    if (!Sessions.isTokenShaped(raw)) return Option.none()
-    const store = yield* UserStore
-    const now = yield* Clock.currentTimeMillis
-    const found = yield* store.findToken(yield* Sessions.hashToken(raw))
-    if (Option.isNone(found)) return Option.none()
-    const record = found.value
-    if (record.purpose !== purpose || record.usedAt !== null || now >= record.expiresAt) return Option.none()
-    const user = yield* store.findUser(record.customerNo, record.userId)
-    if (Option.isNone(user) || user.value.passwordVersion !== record.passwordVersion) return Option.none()
-    return Option.some({ record, user: user.value })
-  })
+const liveToken = Effect.fnUntraced(function* (raw: string, purpose: TokenPurpose) {
+  if (!Sessions.isTokenShaped(raw)) return Option.none()
+  const store = yield* UserStore
+  const now = yield* Clock.currentTimeMillis
+  const found = yield* store.findToken(yield* Sessions.hashToken(raw))
+  if (Option.isNone(found)) return Option.none()
+  const record = found.value
+  if (record.purpose !== purpose || record.usedAt !== null || now >= record.expiresAt) return Option.none()
+  const user = yield* store.findUser(record.customerNo, record.userId)
+  if (Option.isNone(user) || user.value.passwordVersion !== record.passwordVersion) return Option.none()
+  return Option.some({ record, user: user.value })
+})
 
 /** The address a one-time link is for, if it still works (the page's GET; nothing is used up). */
 export const inspectToken = Effect.fn("Users.inspectToken")(function* (
@@ -184,59 +182,57 @@ const checkPassword = (password: Redacted.Redacted<string>, email: string) => {
  * Sets the user's password if its version is still `expectedVersion`, ends every session of the
  * user, and starts a new one for the caller. False (nothing changed) when the version moved.
  */
-const replacePassword = (
+const replacePassword = Effect.fnUntraced(function* (
   user: UserRecord,
   hash: string,
   beforeChange: Effect.Effect<boolean, StorageError> = Effect.succeed(true)
-) =>
-  Effect.gen(function* () {
-    const store = yield* UserStore
-    const tx = yield* Transactor
-    const now = yield* Clock.currentTimeMillis
-    const changed = yield* tx.withTransaction(
-      Effect.gen(function* () {
-        if (!(yield* beforeChange)) return false
-        const set = yield* store.setPassword({
-          customerNo: user.customerNo,
-          userId: user.userId,
-          passwordHash: hash,
-          expectedVersion: user.passwordVersion,
-          changedAt: now
-        })
-        if (set) yield* store.deleteUserSessions(user.customerNo, user.userId)
-        return set
+) {
+  const store = yield* UserStore
+  const tx = yield* Transactor
+  const now = yield* Clock.currentTimeMillis
+  const changed = yield* tx.withTransaction(
+    Effect.gen(function* () {
+      if (!(yield* beforeChange)) return false
+      const set = yield* store.setPassword({
+        customerNo: user.customerNo,
+        userId: user.userId,
+        passwordHash: hash,
+        expectedVersion: user.passwordVersion,
+        changedAt: now
       })
-    )
-    if (!changed) return Option.none()
-    const updated: UserRecord = {
-      ...user,
-      passwordHash: hash,
-      passwordVersion: user.passwordVersion + 1,
-      passwordChangedAt: now
-    }
-    return Option.some(yield* Sessions.startSession(updated))
-  })
+      if (set) yield* store.deleteUserSessions(user.customerNo, user.userId)
+      return set
+    })
+  )
+  if (!changed) return Option.none()
+  const updated: UserRecord = {
+    ...user,
+    passwordHash: hash,
+    passwordVersion: user.passwordVersion + 1,
+    passwordChangedAt: now
+  }
+  return Option.some(yield* Sessions.startSession(updated))
+})
 
-const completeWithToken = (
+const completeWithToken = Effect.fnUntraced(function* (
   token: Redacted.Redacted<string>,
   password: Redacted.Redacted<string>,
   purpose: TokenPurpose
-) =>
-  Effect.gen(function* () {
-    const raw = Redacted.value(token)
-    const live = yield* liveToken(raw, purpose)
-    if (Option.isNone(live)) return yield* new TokenInvalid()
-    const { record, user } = live.value
-    yield* checkPassword(password, user.email)
-    const hash = yield* Effect.flatMap(PasswordHasher, (h) => h.hash(password))
-    const store = yield* UserStore
-    const now = yield* Clock.currentTimeMillis
-    const session = yield* replacePassword(user, hash, store.useToken(record.hash, now))
-    if (Option.isNone(session)) return yield* new TokenInvalid()
-    // The name's failed sign-ins are forgiven: the owner of the mailbox just proved it.
-    yield* Effect.flatMap(RateLimiter, (l) => l.reset(Sessions.accountKey(user.email)))
-    return session.value
-  })
+) {
+  const raw = Redacted.value(token)
+  const live = yield* liveToken(raw, purpose)
+  if (Option.isNone(live)) return yield* new TokenInvalid()
+  const { record, user } = live.value
+  yield* checkPassword(password, user.email)
+  const hash = yield* Effect.flatMap(PasswordHasher, (h) => h.hash(password))
+  const store = yield* UserStore
+  const now = yield* Clock.currentTimeMillis
+  const session = yield* replacePassword(user, hash, store.useToken(record.hash, now))
+  if (Option.isNone(session)) return yield* new TokenInvalid()
+  // The name's failed sign-ins are forgiven: the owner of the mailbox just proved it.
+  yield* Effect.flatMap(RateLimiter, (l) => l.reset(Sessions.accountKey(user.email)))
+  return session.value
+})
 
 /** Sets the invited user's password from the invitation link: signed in at once. */
 export const acceptInvite = Effect.fn("Users.acceptInvite")(function* (

@@ -209,23 +209,22 @@ export interface OrderDocuments {
  * `documents.ticketTtlMinutes` from now: their grant is stored first, so each ticket works from
  * the moment it is handed out, on any host of the database. No documents, no grant.
  */
-const issueTickets = (
+const issueTickets = Effect.fnUntraced(function* (
   customerNo: string,
   key: Pick<ApiKeyRecord, "id" | "mode" | "generation">,
   documents: ReadonlyArray<{ readonly id: string; readonly version: number }>
-) =>
-  Effect.gen(function* () {
-    const limits = (yield* WaybillConfig).documents
-    const expiresAt = (yield* Clock.currentTimeMillis) + limits.ticketTtlMinutes * 60_000
-    if (documents.length === 0) return { expiresAt, tickets: [] }
-    const { grants, tickets } = yield* Ticket.issue(
-      { customerNo, keyId: key.id, keyMode: key.mode, keyGeneration: key.generation, expiresAt },
-      documents
-    )
-    const store = yield* DocumentStore
-    for (const grant of grants) yield* store.insertGrant(grant)
-    return { expiresAt, tickets }
-  })
+) {
+  const limits = (yield* WaybillConfig).documents
+  const expiresAt = (yield* Clock.currentTimeMillis) + limits.ticketTtlMinutes * 60_000
+  if (documents.length === 0) return { expiresAt, tickets: [] }
+  const { grants, tickets } = yield* Ticket.issue(
+    { customerNo, keyId: key.id, keyMode: key.mode, keyGeneration: key.generation, expiresAt },
+    documents
+  )
+  const store = yield* DocumentStore
+  for (const grant of grants) yield* store.insertGrant(grant)
+  return { expiresAt, tickets }
+})
 
 /**
  * The documents metadata lookup (interface 4.2): lookup rules, the authorized orders with their
@@ -414,42 +413,41 @@ const ownsNow = (customerNo: string, order: OrderRecord) =>
  * a new rendition, and one that only changed visibility keeps the old one. Two first downloads
  * at once may both make it; they store the same bytes.
  */
-const downloadRotated = (
+const downloadRotated = Effect.fnUntraced(function* (
   blobs: Context.Tag.Service<BlobStore>,
   document: DocumentRecord,
   rotation: Exclude<Rotation, 0>,
   head: boolean
-) =>
-  Effect.gen(function* () {
-    const variant = `rotate-${rotation}`
-    const kept = blobs.renditionKey(document.blobKey, variant)
-    const file = (size: number, body: Download["body"]): Download => ({
-      document,
-      contentType: document.contentType,
-      size,
-      body
-    })
-    if (head) {
-      const size = yield* blobs.stat(kept)
-      if (Option.isSome(size)) return file(size.value, undefined)
-    } else {
-      const opened = yield* blobs.open(kept)
-      if (Option.isSome(opened)) return file(opened.value.size, opened.value.body)
-    }
-    const images = yield* requireService(ImageTransform, "ImageTransform")
-    const bytes = yield* blobs.read(document.blobKey)
-    if (Option.isNone(bytes)) return yield* new DocumentUnavailable({ reason: "file-missing" })
-    const rotated = yield* images.rotate(
-      bytes.value,
-      rotation,
-      document.contentType as Exclude<ContentType, "application/pdf">
-    )
-    // The turned file is in hand: a failure to keep it costs the next download another turn, not this one.
-    yield* blobs
-      .putRendition(document.blobKey, variant, rotated)
-      .pipe(Effect.catchAll((e) => Effect.logWarning(`documents: could not keep the ${variant} rendition`, e)))
-    return file(rotated.byteLength, head ? undefined : rotated)
+) {
+  const variant = `rotate-${rotation}`
+  const kept = blobs.renditionKey(document.blobKey, variant)
+  const file = (size: number, body: Download["body"]): Download => ({
+    document,
+    contentType: document.contentType,
+    size,
+    body
   })
+  if (head) {
+    const size = yield* blobs.stat(kept)
+    if (Option.isSome(size)) return file(size.value, undefined)
+  } else {
+    const opened = yield* blobs.open(kept)
+    if (Option.isSome(opened)) return file(opened.value.size, opened.value.body)
+  }
+  const images = yield* requireService(ImageTransform, "ImageTransform")
+  const bytes = yield* blobs.read(document.blobKey)
+  if (Option.isNone(bytes)) return yield* new DocumentUnavailable({ reason: "file-missing" })
+  const rotated = yield* images.rotate(
+    bytes.value,
+    rotation,
+    document.contentType as Exclude<ContentType, "application/pdf">
+  )
+  // The turned file is in hand: a failure to keep it costs the next download another turn, not this one.
+  yield* blobs
+    .putRendition(document.blobKey, variant, rotated)
+    .pipe(Effect.catchAll((e) => Effect.logWarning(`documents: could not keep the ${variant} rendition`, e)))
+  return file(rotated.byteLength, head ? undefined : rotated)
+})
 
 /**
  * The download (interface 4.3): the ticket must open and be unexpired; its key must still be
@@ -543,17 +541,16 @@ const loadDocument = (id: string) =>
   )
 
 /** Checks a file's size and format; the format comes from the bytes. */
-const checkFile = (bytes: Uint8Array) =>
-  Effect.gen(function* () {
-    const limits = (yield* WaybillConfig).documents
-    if (bytes.byteLength === 0) return yield* new InvalidDocument({ message: "The file is empty." })
-    if (bytes.byteLength > limits.maxFileBytes)
-      return yield* new InvalidDocument({ message: `The file is larger than ${limits.maxFileBytes} bytes.` })
-    const contentType = sniffContentType(bytes)
-    if (contentType === undefined)
-      return yield* new InvalidDocument({ message: "The file is not a PDF, JPEG, PNG, GIF or TIFF." })
-    return contentType
-  })
+const checkFile = Effect.fnUntraced(function* (bytes: Uint8Array) {
+  const limits = (yield* WaybillConfig).documents
+  if (bytes.byteLength === 0) return yield* new InvalidDocument({ message: "The file is empty." })
+  if (bytes.byteLength > limits.maxFileBytes)
+    return yield* new InvalidDocument({ message: `The file is larger than ${limits.maxFileBytes} bytes.` })
+  const contentType = sniffContentType(bytes)
+  if (contentType === undefined)
+    return yield* new InvalidDocument({ message: "The file is not a PDF, JPEG, PNG, GIF or TIFF." })
+  return contentType
+})
 
 /** Parses a rotation given as text or number (0, 90, 180, 270). */
 export const parseRotation = (value: unknown): Either.Either<Rotation, InvalidDocument> => {
@@ -565,29 +562,33 @@ export const parseRotation = (value: unknown): Either.Either<Rotation, InvalidDo
 }
 
 /** Appends `document.available` for a document that customers can now fetch. */
-const announce = (order: OrderRecord, document: DocumentRecord, now: number, extra: Record<string, unknown> = {}) =>
-  Effect.gen(function* () {
-    const id = yield* Ulid.eventId
-    yield* Effect.flatMap(EventOutbox, (o) =>
-      o.append({
-        id,
-        type: "document.available",
-        customerNo: order.customerNo,
-        trackNo: order.trackNo,
-        livemode: order.livemode,
-        occurredAt: now,
-        data: {
-          track_no: order.trackNo,
-          document_type: document.type,
-          kind: document.kind,
-          order_version: document.orderVersion,
-          batch: document.batch,
-          page: document.page,
-          ...extra
-        }
-      })
-    )
-  })
+const announce = Effect.fnUntraced(function* (
+  order: OrderRecord,
+  document: DocumentRecord,
+  now: number,
+  extra: Record<string, unknown> = {}
+) {
+  const id = yield* Ulid.eventId
+  yield* Effect.flatMap(EventOutbox, (o) =>
+    o.append({
+      id,
+      type: "document.available",
+      customerNo: order.customerNo,
+      trackNo: order.trackNo,
+      livemode: order.livemode,
+      occurredAt: now,
+      data: {
+        track_no: order.trackNo,
+        document_type: document.type,
+        kind: document.kind,
+        order_version: document.orderVersion,
+        batch: document.batch,
+        page: document.page,
+        ...extra
+      }
+    })
+  )
+})
 
 export interface AddDocumentInput {
   readonly trackNo: string
@@ -628,16 +629,15 @@ const newDocument = (
  * and they are stored first (a failed transaction leaves an unreferenced blob, never a row
  * without its bytes). Answers the blob key, the sniffed type, a new document id and the time.
  */
-const storeFile = (trackNo: string, bytes: Uint8Array) =>
-  Effect.gen(function* () {
-    yield* loadOrder(trackNo)
-    const contentType = yield* checkFile(bytes)
-    const blobs = yield* requireService(BlobStore, "BlobStore")
-    const blobKey = yield* blobs.put(bytes)
-    const id = `doc_${yield* Ulid.make}`
-    const now = yield* Clock.currentTimeMillis
-    return { blobKey, contentType, id, now }
-  })
+const storeFile = Effect.fnUntraced(function* (trackNo: string, bytes: Uint8Array) {
+  yield* loadOrder(trackNo)
+  const contentType = yield* checkFile(bytes)
+  const blobs = yield* requireService(BlobStore, "BlobStore")
+  const blobKey = yield* blobs.put(bytes)
+  const id = `doc_${yield* Ulid.make}`
+  const now = yield* Clock.currentTimeMillis
+  return { blobKey, contentType, id, now }
+})
 
 /**
  * Adds an attachment page to the current order version (a new batch unless `batch` is given)

@@ -194,46 +194,48 @@ const ticketsOf = (keyId: Uint8Array, blocks: Uint8Array, count: number): Array<
  * {@link MAX_GRANT_DOCUMENTS} documents (a lookup has one), and one ticket per document, in the
  * order given. The grants are to be stored before any ticket is handed out.
  */
-export const issue = (
+export const issue: (
   claims: GrantClaims,
   documents: ReadonlyArray<{ readonly id: string; readonly version: number }>
-): Effect.Effect<
+) => Effect.Effect<
   { readonly grants: ReadonlyArray<TicketGrant>; readonly tickets: ReadonlyArray<string> },
   never,
   KeyRing | Entropy
-> =>
-  Effect.gen(function* () {
-    if (documents.length === 0) return { grants: [], tickets: [] }
-    const ring = yield* KeyRing
-    const secret = yield* ring.current("ticket")
-    const keyId = utf8(secret.id)
-    if (keyId.length > 255) return yield* Effect.dieMessage("Ticket: key id longer than 255 bytes")
-    const key = yield* blockKeyOf(ring, secret)
-    const chunks = Math.ceil(documents.length / MAX_GRANT_DOCUMENTS)
-    const random = yield* (yield* Entropy).bytes(RANDOM_BYTES * chunks)
-    const grants: Array<TicketGrant> = []
-    const tickets: Array<string> = []
-    for (let c = 0; c < chunks; c++) {
-      const granted = documents.slice(c * MAX_GRANT_DOCUMENTS, (c + 1) * MAX_GRANT_DOCUMENTS)
-      const id = grantId(claims.expiresAt, random.subarray(c * RANDOM_BYTES, (c + 1) * RANDOM_BYTES))
-      // Counter block i is (id, i): the keystream's i-th block is ticket i's, and with at most
-      // 2^16 documents a grant the index never carries into the id.
-      const first = new Uint8Array(BLOCK)
-      first.set(id, 0)
-      const blocks = yield* ring.encipherBlocks(key, first, granted.length)
-      grants.push({
-        id: toHex(id),
-        customerNo: claims.customerNo,
-        keyId: claims.keyId,
-        keyMode: claims.keyMode,
-        keyGeneration: claims.keyGeneration,
-        expiresAt: claims.expiresAt,
-        documents: granted.map((d) => ({ id: d.id, version: d.version }))
-      })
-      for (const ticket of ticketsOf(keyId, blocks, granted.length)) tickets.push(ticket)
-    }
-    return { grants, tickets }
-  })
+> = Effect.fnUntraced(function* (
+  claims: GrantClaims,
+  documents: ReadonlyArray<{ readonly id: string; readonly version: number }>
+) {
+  if (documents.length === 0) return { grants: [], tickets: [] }
+  const ring = yield* KeyRing
+  const secret = yield* ring.current("ticket")
+  const keyId = utf8(secret.id)
+  if (keyId.length > 255) return yield* Effect.dieMessage("Ticket: key id longer than 255 bytes")
+  const key = yield* blockKeyOf(ring, secret)
+  const chunks = Math.ceil(documents.length / MAX_GRANT_DOCUMENTS)
+  const random = yield* (yield* Entropy).bytes(RANDOM_BYTES * chunks)
+  const grants: Array<TicketGrant> = []
+  const tickets: Array<string> = []
+  for (let c = 0; c < chunks; c++) {
+    const granted = documents.slice(c * MAX_GRANT_DOCUMENTS, (c + 1) * MAX_GRANT_DOCUMENTS)
+    const id = grantId(claims.expiresAt, random.subarray(c * RANDOM_BYTES, (c + 1) * RANDOM_BYTES))
+    // Counter block i is (id, i): the keystream's i-th block is ticket i's, and with at most
+    // 2^16 documents a grant the index never carries into the id.
+    const first = new Uint8Array(BLOCK)
+    first.set(id, 0)
+    const blocks = yield* ring.encipherBlocks(key, first, granted.length)
+    grants.push({
+      id: toHex(id),
+      customerNo: claims.customerNo,
+      keyId: claims.keyId,
+      keyMode: claims.keyMode,
+      keyGeneration: claims.keyGeneration,
+      expiresAt: claims.expiresAt,
+      documents: granted.map((d) => ({ id: d.id, version: d.version }))
+    })
+    for (const ticket of ticketsOf(keyId, blocks, granted.length)) tickets.push(ticket)
+  }
+  return { grants, tickets }
+})
 
 /**
  * How far a grant's expiry may lie beyond `now + lifetimeMs` and still be looked up: the clocks
@@ -269,30 +271,29 @@ export const open = (
   return parsed.format === FORMAT_GRANT ? openGranted(parsed.keyId, parsed.block, window) : openSealed(parsed)
 }
 
-const openGranted = (keyId: string, block: Uint8Array, window: OpenWindow) =>
-  Effect.gen(function* () {
-    const ring = yield* KeyRing
-    const secret = yield* ring.byId("ticket", keyId)
-    if (Option.isNone(secret)) return Option.none<Claims>()
-    const plain = yield* ring.decipherBlock(yield* blockKeyOf(ring, secret.value), block)
-    const second = ((plain[0]! << 24) | (plain[1]! << 16) | (plain[2]! << 8) | plain[3]!) >>> 0
-    if ((second + 1) * 1000 <= window.now || second * 1000 > window.now + window.lifetimeMs + CLOCK_SKEW_MS)
-      return Option.none<Claims>()
-    const index = (plain[GRANT_ID_BYTES]! << 8) | plain[GRANT_ID_BYTES + 1]!
-    const grant = yield* (yield* DocumentStore).findGrant(toHex(plain.subarray(0, GRANT_ID_BYTES)))
-    if (Option.isNone(grant)) return Option.none<Claims>()
-    const document = grant.value.documents[index]
-    if (document === undefined) return Option.none<Claims>()
-    return Option.some<Claims>({
-      customerNo: grant.value.customerNo,
-      keyId: grant.value.keyId,
-      keyMode: grant.value.keyMode,
-      keyGeneration: grant.value.keyGeneration,
-      documentId: document.id,
-      documentVersion: document.version,
-      expiresAt: grant.value.expiresAt
-    })
+const openGranted = Effect.fnUntraced(function* (keyId: string, block: Uint8Array, window: OpenWindow) {
+  const ring = yield* KeyRing
+  const secret = yield* ring.byId("ticket", keyId)
+  if (Option.isNone(secret)) return Option.none<Claims>()
+  const plain = yield* ring.decipherBlock(yield* blockKeyOf(ring, secret.value), block)
+  const second = ((plain[0]! << 24) | (plain[1]! << 16) | (plain[2]! << 8) | plain[3]!) >>> 0
+  if ((second + 1) * 1000 <= window.now || second * 1000 > window.now + window.lifetimeMs + CLOCK_SKEW_MS)
+    return Option.none<Claims>()
+  const index = (plain[GRANT_ID_BYTES]! << 8) | plain[GRANT_ID_BYTES + 1]!
+  const grant = yield* (yield* DocumentStore).findGrant(toHex(plain.subarray(0, GRANT_ID_BYTES)))
+  if (Option.isNone(grant)) return Option.none<Claims>()
+  const document = grant.value.documents[index]
+  if (document === undefined) return Option.none<Claims>()
+  return Option.some<Claims>({
+    customerNo: grant.value.customerNo,
+    keyId: grant.value.keyId,
+    keyMode: grant.value.keyMode,
+    keyGeneration: grant.value.keyGeneration,
+    documentId: document.id,
+    documentVersion: document.version,
+    expiresAt: grant.value.expiresAt
   })
+})
 
 const SealedClaims = Schema.parseJson(
   Schema.Tuple(
@@ -312,32 +313,31 @@ const decodeSealedClaims = Schema.decodeUnknownOption(SealedClaims)
  * JSON) + tag`, the header authenticated. Kept so that links issued just before an upgrade work
  * for the rest of their 15 minutes; nothing issues this format any more.
  */
-const openSealed = (parsed: Extract<Parsed, { readonly format: typeof FORMAT_SEALED }>) =>
-  Effect.gen(function* () {
-    const ring = yield* KeyRing
-    const secret = yield* ring.byId("ticket", parsed.keyId)
-    if (Option.isNone(secret)) return Option.none<Claims>()
-    const opened = yield* ring.unseal(secret.value, parsed.iv, parsed.header, parsed.sealed)
-    if (Option.isNone(opened)) return Option.none<Claims>()
-    let text: string
-    try {
-      text = decoder.decode(opened.value)
-    } catch {
-      return Option.none<Claims>()
-    }
-    return Option.map(
-      decodeSealedClaims(text),
-      ([customerNo, keyId, keyMode, keyGeneration, documentId, documentVersion, expiresAt]): Claims => ({
-        customerNo,
-        keyId,
-        keyMode,
-        keyGeneration,
-        documentId,
-        documentVersion,
-        expiresAt
-      })
-    )
-  })
+const openSealed = Effect.fnUntraced(function* (parsed: Extract<Parsed, { readonly format: typeof FORMAT_SEALED }>) {
+  const ring = yield* KeyRing
+  const secret = yield* ring.byId("ticket", parsed.keyId)
+  if (Option.isNone(secret)) return Option.none<Claims>()
+  const opened = yield* ring.unseal(secret.value, parsed.iv, parsed.header, parsed.sealed)
+  if (Option.isNone(opened)) return Option.none<Claims>()
+  let text: string
+  try {
+    text = decoder.decode(opened.value)
+  } catch {
+    return Option.none<Claims>()
+  }
+  return Option.map(
+    decodeSealedClaims(text),
+    ([customerNo, keyId, keyMode, keyGeneration, documentId, documentVersion, expiresAt]): Claims => ({
+      customerNo,
+      keyId,
+      keyMode,
+      keyGeneration,
+      documentId,
+      documentVersion,
+      expiresAt
+    })
+  )
+})
 
 /** Whether the ticket is still within its lifetime at `now` (epoch ms). */
 export const isLive = (claims: Claims, now: number): boolean => now < claims.expiresAt

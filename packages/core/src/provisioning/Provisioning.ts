@@ -256,26 +256,25 @@ const advance = <E = never, R = never>(
     )
   )
 
-const sendVerification = (input: {
+const sendVerification = Effect.fnUntraced(function* (input: {
   readonly mailer: MailerShape
   readonly to: string
   readonly code: string
   readonly token: string
   readonly linkBase: string
   readonly state: Registration.State
-}) =>
-  Effect.gen(function* () {
-    const limits = yield* limitsOf
-    yield* hit("prov:mail", limits.mailsPerHour, "verification-email")
-    return yield* input.mailer.send({
-      _tag: "Verification",
-      to: input.to,
-      code: Redacted.make(input.code),
-      link: Redacted.make(`${input.linkBase}?token=${encodeURIComponent(input.token)}`),
-      codeExpiresAt: input.state.otpExpiresAt,
-      linkExpiresAt: input.state.linkExpiresAt
-    })
+}) {
+  const limits = yield* limitsOf
+  yield* hit("prov:mail", limits.mailsPerHour, "verification-email")
+  return yield* input.mailer.send({
+    _tag: "Verification",
+    to: input.to,
+    code: Redacted.make(input.code),
+    link: Redacted.make(`${input.linkBase}?token=${encodeURIComponent(input.token)}`),
+    codeExpiresAt: input.state.otpExpiresAt,
+    linkExpiresAt: input.state.linkExpiresAt
   })
+})
 
 const requireField = (fields: Readonly<Record<string, string | undefined>>, names: ReadonlyArray<string>) => {
   const missing = names.filter((n) => (fields[n] ?? "").trim() === "")
@@ -400,12 +399,11 @@ const byIdxAndEmail = (idx: string, emailAddress?: string) =>
  * compares the column exactly finds rows typed in lowercase by the key, and rows typed exactly
  * like this one by the second question, so no address that matched before goes unmatched.
  */
-const emailHasCustomer = (store: ProvisioningStoreShape, email: string) =>
-  Effect.gen(function* () {
-    const key = BusinessEmail.addressKey(email)
-    if (yield* store.emailHasCustomer(key)) return true
-    return email !== key && (yield* store.emailHasCustomer(email))
-  })
+const emailHasCustomer = Effect.fnUntraced(function* (store: ProvisioningStoreShape, email: string) {
+  const key = BusinessEmail.addressKey(email)
+  if (yield* store.emailHasCustomer(key)) return true
+  return email !== key && (yield* store.emailHasCustomer(email))
+})
 
 /** `pre-register-verify`: a wrong code counts against the code (5) and the registration (10). */
 export const verify = Effect.fn("Provisioning.verify")(function* (input: {
@@ -608,23 +606,22 @@ export const start = Effect.fn("Provisioning.start")(function* (input: { readonl
   } satisfies Started
 })
 
-const issueKey = (customerNo: string, mode: KeyMode, now: number) =>
-  Effect.gen(function* () {
-    const key = yield* ApiKey.generate(mode)
-    const record: ApiKeyRecord = {
-      id: `key_${customerNo}_${mode}`,
-      customerNo,
-      mode,
-      status: "active",
-      generation: 1,
-      hash: yield* ApiKey.hash(key),
-      hint: ApiKey.hint(Redacted.value(key)),
-      last4: ApiKey.last4(Redacted.value(key)),
-      createdAt: now,
-      updatedAt: now
-    }
-    return { key, record }
-  })
+const issueKey = Effect.fnUntraced(function* (customerNo: string, mode: KeyMode, now: number) {
+  const key = yield* ApiKey.generate(mode)
+  const record: ApiKeyRecord = {
+    id: `key_${customerNo}_${mode}`,
+    customerNo,
+    mode,
+    status: "active",
+    generation: 1,
+    hash: yield* ApiKey.hash(key),
+    hint: ApiKey.hint(Redacted.value(key)),
+    last4: ApiKey.last4(Redacted.value(key)),
+    createdAt: now,
+    updatedAt: now
+  }
+  return { key, record }
+})
 
 /** The step1 form (interface 4.5). */
 export interface Step1Input {

@@ -67,25 +67,31 @@ const cancelable = (principal: Principal, s: ShipmentRecord) =>
  * Cancels a shipment already read and found to be the caller's, in the account's cancel mode.
  * A `VersionConflict` is left to the caller, which reads again and retries.
  */
-const cancelLoaded = (account: AccountRecord, shipment: ShipmentRecord) =>
-  Effect.gen(function* () {
-    const transition = Lifecycle.decide(shipment, Lifecycle.Cancel())
-    if (Either.isLeft(transition)) return yield* transition.left
-    if (account.cancelMode === "local") {
-      yield* commit(shipment, transition.right)
-      return { result: "success" } as Readonly<Record<string, unknown>>
-    }
-    // Provider mode: the local change is written first (its version check settles any race),
-    // and the provider is asked inside the same transaction, so a provider refusal rolls the
-    // cancellation back and a lost race never reaches the provider at all.
-    const provider = yield* Effect.serviceOption(CancelProvider)
-    if (Option.isNone(provider)) return yield* new CancelProviderFailed({ message: "no cancel provider is configured" })
-    const tx = yield* Transactor
-    const payload = yield* tx.withTransaction(
-      Effect.zipRight(commit(shipment, transition.right), provider.value.cancel(shipment))
-    )
-    return payload
-  })
+const cancelLoaded = Effect.fnUntraced(function* (account: AccountRecord, shipment: ShipmentRecord) {
+  const transition = Lifecycle.decide(shipment, Lifecycle.Cancel())
+  if (Either.isLeft(transition)) return yield* transition.left
+  if (account.cancelMode === "local") {
+    yield* commit(shipment, transition.right)
+    return { result: "success" } as Readonly<Record<string, unknown>>
+  }
+  // Provider mode: the local change is written first (its version check settles any race),
+  // and the provider is asked inside the same transaction, so a provider refusal rolls the
+  // cancellation back and a lost race never reaches the provider at all.
+  const provider = yield* Effect.serviceOption(CancelProvider)
+  if (Option.isNone(provider)) return yield* new CancelProviderFailed({ message: "no cancel provider is configured" })
+  const tx = yield* Transactor
+  const payload = yield* tx.withTransaction(
+    Effect.zipRight(commit(shipment, transition.right), provider.value.cancel(shipment))
+  )
+  return payload
+})
+
+/** One read-decide-write round of {@link cancel}: a miss is `InvalidTrackingNumber`. */
+const cancelOwn = Effect.fnUntraced(function* (principal: Principal, trackNo: string) {
+  const found = yield* (yield* ShipmentStore).findByTrackNo(trackNo)
+  if (Option.isNone(found) || !cancelable(principal, found.value)) return yield* new InvalidTrackingNumber()
+  return yield* cancelLoaded(principal.account, found.value)
+})
 
 /**
  * The cancel use case. Races with a concurrent driver assignment are settled by the optimistic
@@ -98,16 +104,22 @@ export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) 
   const id = parseId(input.id)
   // A miss (malformed, unknown, or not this key's) counts towards the address's abuse limit.
   if (Option.isNone(id)) return yield* Effect.zipRight(Abuse.recordMiss(input.client), new InvalidTrackingNumber())
-  const store = yield* ShipmentStore
-  const attempt = Effect.gen(function* () {
-    const found = yield* store.findByTrackNo(id.value)
-    if (Option.isNone(found) || !cancelable(principal, found.value)) return yield* new InvalidTrackingNumber()
-    return yield* cancelLoaded(principal.account, found.value)
-  })
-  return yield* attempt.pipe(
+  return yield* cancelOwn(principal, id.value).pipe(
     Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict }),
     Effect.tapErrorTag("InvalidTrackingNumber", () => Abuse.recordMiss(input.client))
   )
+})
+
+/** One read-decide-write round of {@link cancelForAccount}. */
+const cancelAccounts = Effect.fnUntraced(function* (
+  account: Option.Option<AccountRecord>,
+  customerNo: string,
+  trackNo: string
+) {
+  const found = TRACKING_NUMBER.test(trackNo) ? yield* (yield* ShipmentStore).findByTrackNo(trackNo) : Option.none()
+  if (Option.isNone(account) || Option.isNone(found) || found.value.customerNo !== customerNo)
+    return yield* new ShipmentNotFound({ trackNo })
+  return yield* cancelLoaded(account.value, found.value)
 })
 
 /**
@@ -118,13 +130,8 @@ export const cancel = Effect.fn("Cancel.cancel")(function* (input: CancelInput) 
  * same `ShipmentNotFound`; a shipment past `booked` gives `TransitionRejected`.
  */
 export const cancelForAccount = Effect.fn("Cancel.cancelForAccount")(function* (customerNo: string, trackNo: string) {
-  const store = yield* ShipmentStore
   const account = yield* Effect.flatMap(AccountStore, (s) => s.findAccount(customerNo))
-  const attempt = Effect.gen(function* () {
-    const found = TRACKING_NUMBER.test(trackNo) ? yield* store.findByTrackNo(trackNo) : Option.none()
-    if (Option.isNone(account) || Option.isNone(found) || found.value.customerNo !== customerNo)
-      return yield* new ShipmentNotFound({ trackNo })
-    return yield* cancelLoaded(account.value, found.value)
-  })
-  return yield* attempt.pipe(Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict }))
+  return yield* cancelAccounts(account, customerNo, trackNo).pipe(
+    Effect.retry({ times: 3, while: (e) => e instanceof VersionConflict })
+  )
 })

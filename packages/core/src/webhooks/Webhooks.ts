@@ -143,18 +143,17 @@ const sealPrefix = "sealed:v1:"
 const sealLabel = utf8("waybill webhook secret sealing v1")
 const NO_AAD = new Uint8Array(0)
 
-const sealingKey = (keyId: Option.Option<string>) =>
-  Effect.gen(function* () {
-    const ring = yield* KeyRing
-    const secret = Option.isSome(keyId)
-      ? Option.getOrUndefined(yield* ring.byId("webhook", keyId.value))
-      : yield* ring.current("webhook")
-    if (secret === undefined) return yield* Effect.dieMessage("Webhooks: the sealing secret is gone from the KeyRing")
-    // A key of its own for sealing, derived from the secret, so the same secret never serves
-    // both as an HMAC key and as an AES key.
-    const derived: KeySecret = { id: secret.id, material: Redacted.make(yield* ring.hmac(secret, sealLabel)) }
-    return { ring, key: derived }
-  })
+const sealingKey = Effect.fnUntraced(function* (keyId: Option.Option<string>) {
+  const ring = yield* KeyRing
+  const secret = Option.isSome(keyId)
+    ? Option.getOrUndefined(yield* ring.byId("webhook", keyId.value))
+    : yield* ring.current("webhook")
+  if (secret === undefined) return yield* Effect.dieMessage("Webhooks: the sealing secret is gone from the KeyRing")
+  // A key of its own for sealing, derived from the secret, so the same secret never serves
+  // both as an HMAC key and as an AES key.
+  const derived: KeySecret = { id: secret.id, material: Redacted.make(yield* ring.hmac(secret, sealLabel)) }
+  return { ring, key: derived }
+})
 
 /**
  * Seals a signing secret for storage: AES-256-GCM under a key derived from the KeyRing's

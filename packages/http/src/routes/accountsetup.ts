@@ -31,14 +31,13 @@ const noStore = { "cache-control": "no-store" }
 /** The host set no `baseUrl`, so no verification link can be built safely. */
 class LinkBaseMissing extends Data.TaggedError("LinkBaseMissing") {}
 
-const formOf = (request: WaybillRequest) =>
-  Effect.gen(function* () {
-    const bytes = yield* readBody(request, FORM_LIMIT)
-    if (bytes.length === 0) return new URLSearchParams()
-    if (mediaType(request) !== "application/x-www-form-urlencoded") return yield* new UnsupportedMediaType()
-    const text = yield* Effect.try({ try: () => utf8.decode(bytes), catch: () => new UnreadableForm() })
-    return new URLSearchParams(text)
-  })
+const formOf = Effect.fnUntraced(function* (request: WaybillRequest) {
+  const bytes = yield* readBody(request, FORM_LIMIT)
+  if (bytes.length === 0) return new URLSearchParams()
+  if (mediaType(request) !== "application/x-www-form-urlencoded") return yield* new UnsupportedMediaType()
+  const text = yield* Effect.try({ try: () => utf8.decode(bytes), catch: () => new UnreadableForm() })
+  return new URLSearchParams(text)
+})
 
 /**
  * Client-facing status and wording of each refusal; none says whether an e-mail address exists.
@@ -170,121 +169,120 @@ const linkBase = (ctx: RouteContext) => {
 const ok = <A, I>(_schema: Schema.Schema<A, I>, data: Omit<A, "result">) =>
   success({ result: "success", ...data }, 200, noStore)
 
-const perform = (ctx: RouteContext, action: string, form: URLSearchParams) =>
-  Effect.gen(function* () {
-    const field = (name: string) => form.get(name) ?? ""
-    const repeated = [...new Set(form.keys())].filter((k) => form.getAll(k).length > 1)
-    if (repeated.length > 0)
-      return yield* new Provisioning.ProvisioningInvalid({
-        message: `Field(s) given more than once: ${repeated.join(", ")}.`
+const perform = Effect.fnUntraced(function* (ctx: RouteContext, action: string, form: URLSearchParams) {
+  const field = (name: string) => form.get(name) ?? ""
+  const repeated = [...new Set(form.keys())].filter((k) => form.getAll(k).length > 1)
+  if (repeated.length > 0)
+    return yield* new Provisioning.ProvisioningInvalid({
+      message: `Field(s) given more than once: ${repeated.join(", ")}.`
+    })
+  const need = (...names: Array<string>) => {
+    const missing = names.filter((n) => field(n).trim() === "")
+    return missing.length === 0
+      ? Effect.void
+      : Effect.fail(
+          new Provisioning.ProvisioningInvalid({ message: `Missing required field(s): ${missing.join(", ")}.` })
+        )
+  }
+  const provider = yield* Provisioning.paymentProvider
+  switch (action) {
+    case "pre-register": {
+      yield* need("email_address", "password")
+      const r = yield* Provisioning.preRegister({
+        email: field("email_address"),
+        password: Redacted.make(field("password")),
+        client: ctx.client,
+        linkBase: yield* linkBase(ctx)
       })
-    const need = (...names: Array<string>) => {
-      const missing = names.filter((n) => field(n).trim() === "")
-      return missing.length === 0
-        ? Effect.void
-        : Effect.fail(
-            new Provisioning.ProvisioningInvalid({ message: `Missing required field(s): ${missing.join(", ")}.` })
-          )
+      return ok(Wire.PreRegisterData, {
+        message: "Check your e-mail for the verification code, or follow the link in it.",
+        wait_idx: r.waitIdx,
+        verify_expires: r.verifyExpires,
+        is_validated: "N"
+      })
     }
-    const provider = yield* Provisioning.paymentProvider
-    switch (action) {
-      case "pre-register": {
-        yield* need("email_address", "password")
-        const r = yield* Provisioning.preRegister({
-          email: field("email_address"),
-          password: Redacted.make(field("password")),
-          client: ctx.client,
-          linkBase: yield* linkBase(ctx)
-        })
-        return ok(Wire.PreRegisterData, {
-          message: "Check your e-mail for the verification code, or follow the link in it.",
-          wait_idx: r.waitIdx,
-          verify_expires: r.verifyExpires,
-          is_validated: "N"
-        })
-      }
-      case "pre-register-verify": {
-        yield* need("idx", "email_address", "verify_code")
-        yield* Provisioning.verify({
-          idx: field("idx"),
-          email: field("email_address"),
-          code: Redacted.make(field("verify_code"))
-        })
-        return ok(Wire.MessageData, { message: "Email verified." })
-      }
-      case "pre-register-resend": {
-        yield* need("idx")
-        const r = yield* Provisioning.resend({ idx: field("idx"), linkBase: yield* linkBase(ctx), client: ctx.client })
-        return ok(Wire.ResendData, {
-          message: "A new verification e-mail was sent.",
-          verify_expires: r.verifyExpires,
-          is_validated: "N"
-        })
-      }
-      case "pre-register-check": {
-        yield* need("idx", "email_address")
-        const r = yield* Provisioning.check({ idx: field("idx"), email: field("email_address") })
-        return ok(Wire.CheckData, { is_validated: "Y", validation_key: Redacted.value(r.validationKey) })
-      }
-      case "start": {
+    case "pre-register-verify": {
+      yield* need("idx", "email_address", "verify_code")
+      yield* Provisioning.verify({
+        idx: field("idx"),
+        email: field("email_address"),
+        code: Redacted.make(field("verify_code"))
+      })
+      return ok(Wire.MessageData, { message: "Email verified." })
+    }
+    case "pre-register-resend": {
+      yield* need("idx")
+      const r = yield* Provisioning.resend({ idx: field("idx"), linkBase: yield* linkBase(ctx), client: ctx.client })
+      return ok(Wire.ResendData, {
+        message: "A new verification e-mail was sent.",
+        verify_expires: r.verifyExpires,
+        is_validated: "N"
+      })
+    }
+    case "pre-register-check": {
+      yield* need("idx", "email_address")
+      const r = yield* Provisioning.check({ idx: field("idx"), email: field("email_address") })
+      return ok(Wire.CheckData, { is_validated: "Y", validation_key: Redacted.value(r.validationKey) })
+    }
+    case "start": {
+      yield* need("validation_key")
+      const r = yield* Provisioning.start({ validationKey: field("validation_key") })
+      return ok(Wire.StartData, {
+        customer_no: r.customerNo,
+        frequent_caller_id: r.frequentCallerId,
+        has_firmographics: r.hasFirmographics ? "Y" : "N"
+      })
+    }
+    case "step1": {
+      const r = yield* Provisioning.step1({
+        validationKey: field("validation_key"),
+        firstName: field("first_name"),
+        lastName: field("last_name"),
+        customerName: field("customer_name"),
+        localAddr1: field("local_addr1"),
+        localCity: field("local_city"),
+        localState: field("local_state"),
+        localZip: field("local_zip_postal"),
+        localPhone: field("local_phone")
+      })
+      return ok(Wire.Step1Data, {
+        message:
+          r.keys._tag === "Some"
+            ? "Account activated. Store the API keys now: they are shown only once."
+            : "Account details updated. The API keys were shown when the account was activated.",
+        customer_no: r.customerNo,
+        user: { email_address: r.email, first_name: r.firstName, last_name: r.lastName, status: "active" },
+        ...(r.keys._tag === "Some"
+          ? { api_keys: { production: Redacted.value(r.keys.value.live), test: Redacted.value(r.keys.value.test) } }
+          : {})
+      })
+    }
+    case "step2": {
+      yield* Provisioning.step2({
+        validationKey: field("validation_key"),
+        ...(field("billing_addr2") === "" ? {} : { billingAddr2: field("billing_addr2") }),
+        billingCity: field("billing_city"),
+        billingState: field("billing_state"),
+        billingZip: field("billing_zip_postal")
+      })
+      return ok(Wire.MessageData, { message: "Billing address updated." })
+    }
+    default: {
+      if (action === `registered-with-${provider}-check`) {
         yield* need("validation_key")
-        const r = yield* Provisioning.start({ validationKey: field("validation_key") })
-        return ok(Wire.StartData, {
-          customer_no: r.customerNo,
-          frequent_caller_id: r.frequentCallerId,
-          has_firmographics: r.hasFirmographics ? "Y" : "N"
-        })
+        const r = yield* Provisioning.paymentCheck({ validationKey: field("validation_key") })
+        return ok(Wire.PaymentCheckData, { provider, registered: r.registered ? "Y" : "N" })
       }
-      case "step1": {
-        const r = yield* Provisioning.step1({
-          validationKey: field("validation_key"),
-          firstName: field("first_name"),
-          lastName: field("last_name"),
-          customerName: field("customer_name"),
-          localAddr1: field("local_addr1"),
-          localCity: field("local_city"),
-          localState: field("local_state"),
-          localZip: field("local_zip_postal"),
-          localPhone: field("local_phone")
-        })
-        return ok(Wire.Step1Data, {
-          message:
-            r.keys._tag === "Some"
-              ? "Account activated. Store the API keys now: they are shown only once."
-              : "Account details updated. The API keys were shown when the account was activated.",
-          customer_no: r.customerNo,
-          user: { email_address: r.email, first_name: r.firstName, last_name: r.lastName, status: "active" },
-          ...(r.keys._tag === "Some"
-            ? { api_keys: { production: Redacted.value(r.keys.value.live), test: Redacted.value(r.keys.value.test) } }
-            : {})
-        })
-      }
-      case "step2": {
-        yield* Provisioning.step2({
-          validationKey: field("validation_key"),
-          ...(field("billing_addr2") === "" ? {} : { billingAddr2: field("billing_addr2") }),
-          billingCity: field("billing_city"),
-          billingState: field("billing_state"),
-          billingZip: field("billing_zip_postal")
-        })
-        return ok(Wire.MessageData, { message: "Billing address updated." })
-      }
-      default: {
-        if (action === `registered-with-${provider}-check`) {
-          yield* need("validation_key")
-          const r = yield* Provisioning.paymentCheck({ validationKey: field("validation_key") })
-          return ok(Wire.PaymentCheckData, { provider, registered: r.registered ? "Y" : "N" })
-        }
-        return yield* new Provisioning.ProvisioningInvalid({
-          message:
-            action === ""
-              ? M.actionMissing
-              : "Unknown action. Use pre-register, pre-register-verify, pre-register-resend, pre-register-check, start, step1, step2 or " +
-                `registered-with-${provider}-check.`
-        })
-      }
+      return yield* new Provisioning.ProvisioningInvalid({
+        message:
+          action === ""
+            ? M.actionMissing
+            : "Unknown action. Use pre-register, pre-register-verify, pre-register-resend, pre-register-check, start, step1, step2 or " +
+              `registered-with-${provider}-check.`
+      })
     }
-  })
+  }
+})
 
 export const accountSetupRoute: Route = {
   methods: ["POST"],

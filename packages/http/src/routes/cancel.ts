@@ -57,17 +57,17 @@ const answer = <R>(self: Effect.Effect<Reply, Failure, R>): Effect.Effect<Reply,
     Effect.map((reply) => withHeaders(reply, noStore))
   )
 
+/** The cancel's answer, or the failures `answer` maps. */
+const cancelAnswer = Effect.fnUntraced(function* (ctx: RouteContext) {
+  const { principal } = yield* admitted(ctx)
+  const cancel = Effect.map(
+    Cancel.cancel({ client: ctx.client, principal, id: paramsOf(CancelParams, ctx.url)("id") }),
+    (payload) => success(payload, 200, noStore)
+  )
+  return yield* idempotent(ctx, principal, NO_BODY, cancel, answer)
+})
+
 export const cancelRoute: Route = {
   methods: ["GET"],
-  run: (ctx) =>
-    answer(
-      Effect.gen(function* () {
-        const { principal } = yield* admitted(ctx)
-        const cancel = Effect.map(
-          Cancel.cancel({ client: ctx.client, principal, id: paramsOf(CancelParams, ctx.url)("id") }),
-          (payload) => success(payload, 200, noStore)
-        )
-        return yield* idempotent(ctx, principal, NO_BODY, cancel, answer)
-      })
-    )
+  run: (ctx) => answer(cancelAnswer(ctx))
 }

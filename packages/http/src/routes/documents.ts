@@ -41,16 +41,15 @@ export const DocumentsMessages = {
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 const EMPTY = new URLSearchParams()
 
-const formOf = (request: WaybillRequest) =>
-  Effect.gen(function* () {
-    if (request.method !== "POST") return EMPTY
-    const type = mediaType(request)
-    const bytes = yield* readBody(request, DOCUMENTS_FORM_LIMIT)
-    if (bytes.length === 0 && type === "") return EMPTY
-    if (isJson(type) || type !== "application/x-www-form-urlencoded") return yield* new UnsupportedMediaType()
-    const text = yield* Effect.try({ try: () => utf8.decode(bytes), catch: () => new UnreadableForm() })
-    return new URLSearchParams(text)
-  })
+const formOf = Effect.fnUntraced(function* (request: WaybillRequest) {
+  if (request.method !== "POST") return EMPTY
+  const type = mediaType(request)
+  const bytes = yield* readBody(request, DOCUMENTS_FORM_LIMIT)
+  if (bytes.length === 0 && type === "") return EMPTY
+  if (isJson(type) || type !== "application/x-www-form-urlencoded") return yield* new UnsupportedMediaType()
+  const text = yield* Effect.try({ try: () => utf8.decode(bytes), catch: () => new UnreadableForm() })
+  return new URLSearchParams(text)
+})
 
 /** The wire shape of one order (interface 2.4). */
 const orderJson = (base: string, o: Documents.OrderDocuments): typeof OrderDocuments.Type => ({
@@ -73,32 +72,35 @@ const orderJson = (base: string, o: Documents.OrderDocuments): typeof OrderDocum
  */
 const noStore = { "cache-control": "no-store", vary: "Authorization, Cookie" }
 
+/** The lookup's answer, or the failures `documentsRoute` maps to the interface's answers. */
+const lookupAnswer = Effect.fnUntraced(function* (ctx: RouteContext) {
+  if (ctx.options.allowInsecureHttp !== true && !isHttps(ctx)) return failure(400, Messages.httpsRequired, noStore)
+  const { principal, input: form } = yield* keyed(ctx, {
+    read: () => formOf(ctx.request),
+    candidates: (form) => Credentials.documentsPlaces((name) => form.getAll(name), queryOf(ctx)),
+    session: true
+  })
+  const query = paramsOf(DocumentsParams, ctx.url)
+  const both = (name: keyof typeof DocumentsParams.fields) => [...form.getAll(name), ...query(name)]
+  const result = yield* Documents.lookup({
+    client: ctx.client,
+    principal,
+    params: {
+      control_no: both("control_no"),
+      search_field: both("search_field"),
+      search_value: both("search_value"),
+      id: both("id")
+    }
+  })
+  const base = publicBase(ctx)
+  const data: typeof DocumentsData.Type = { orders: result.orders.map((o) => orderJson(base, o)) }
+  return success(data, 200, noStore)
+})
+
 export const documentsRoute: Route = {
   methods: ["GET", "POST"],
   run: (ctx: RouteContext) =>
-    Effect.gen(function* () {
-      if (ctx.options.allowInsecureHttp !== true && !isHttps(ctx)) return failure(400, Messages.httpsRequired, noStore)
-      const { principal, input: form } = yield* keyed(ctx, {
-        read: () => formOf(ctx.request),
-        candidates: (form) => Credentials.documentsPlaces((name) => form.getAll(name), queryOf(ctx)),
-        session: true
-      })
-      const query = paramsOf(DocumentsParams, ctx.url)
-      const both = (name: keyof typeof DocumentsParams.fields) => [...form.getAll(name), ...query(name)]
-      const result = yield* Documents.lookup({
-        client: ctx.client,
-        principal,
-        params: {
-          control_no: both("control_no"),
-          search_field: both("search_field"),
-          search_value: both("search_value"),
-          id: both("id")
-        }
-      })
-      const base = publicBase(ctx)
-      const data: typeof DocumentsData.Type = { orders: result.orders.map((o) => orderJson(base, o)) }
-      return success(data, 200, noStore)
-    }).pipe(
+    lookupAnswer(ctx).pipe(
       Effect.catchTags({
         IpBlocked: () => Effect.succeed(failure(403, Messages.ipBlocked, noStore)),
         InvalidLookup: (e) => Effect.succeed(failure(400, e.message, noStore)),
