@@ -321,9 +321,7 @@ export const handleReply = (
           client: clientText
         }
         const log = found.route?.quiet === true ? Effect.logDebug("request") : Effect.logInfo("request")
-        const headers = Option.isSome(usage)
-          ? { ...rateLimitHeaders(usage.value), "x-request-id": requestId }
-          : { "x-request-id": requestId }
+        const headers = Option.isSome(usage) ? rateLimitHeaders(usage.value, requestId) : { "x-request-id": requestId }
         return Effect.zipRight(annotate(line), Effect.as(log, withHeaders(reply, headers)))
       })
     )

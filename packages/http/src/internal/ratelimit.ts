@@ -13,8 +13,14 @@
  */
 import type { Admission } from "@waybill/core"
 
-/** The two header values for one usage record. */
-export const rateLimitHeaders = (u: Admission.Usage): Record<string, string> => ({
+/**
+ * The two header fields of one usage record, with the answer's `x-request-id`. One object
+ * literal: spreading the two fields into a new object and adding the id made V8 build a new
+ * hidden class for every answer (about 4,000 a second under the booking bench, see
+ * docs/benchmarks.md).
+ */
+export const rateLimitHeaders = (u: Admission.Usage, requestId: string): Record<string, string> => ({
   "ratelimit-policy": `"${u.policy}";q=${u.limit};w=${u.windowSeconds}`,
-  ratelimit: `"${u.policy}";r=${u.remaining};t=${u.resetSeconds}`
+  ratelimit: `"${u.policy}";r=${u.remaining};t=${u.resetSeconds}`,
+  "x-request-id": requestId
 })
