@@ -34,40 +34,39 @@ export const makeEventOutbox = (conn: Connection): EventOutboxShape => {
   const { execute, first, rows, withTransaction } = conn
   const writes = eventWrites(conn)
 
+  const appendEvent = Effect.fnUntraced(function* (event: Parameters<EventOutboxShape["append"]>[0]) {
+    const top =
+      event.sequence === undefined
+        ? yield* first("events.next-sequence", (c) =>
+            c
+              .selectFrom("waybill_events")
+              .select((eb) => eb.fn.max("sequence").as("top"))
+              .where("track_no", "=", event.trackNo)
+          )
+        : { top: event.sequence - 1 }
+    const stored = {
+      id: event.id,
+      type: event.type,
+      customerNo: event.customerNo,
+      trackNo: event.trackNo,
+      sequence: top?.top === null || top?.top === undefined ? 1 : Number(top.top) + 1,
+      livemode: event.livemode,
+      occurredAt: event.occurredAt,
+      data: event.data
+    }
+    // Webhook deliveries commit with the event.
+    const [insert, deliveries] = writes(stored)
+    yield* execute("events.insert", insert)
+    yield* execute("events.webhook-fan-out", deliveries)
+    return stored
+  })
+
   const outbox: EventOutboxShape = {
     // Two statements in one transaction. Concurrent appends for one shipment are serialized
     // by the shipment's own version check (events are appended in the transaction of the
     // update they record); a lost race anyway surfaces as a StorageError from the unique
     // (track_no, sequence) constraint, never as a duplicate sequence.
-    append: (event) =>
-      withTransaction(
-        Effect.gen(function* () {
-          const top =
-            event.sequence === undefined
-              ? yield* first("events.next-sequence", (c) =>
-                  c
-                    .selectFrom("waybill_events")
-                    .select((eb) => eb.fn.max("sequence").as("top"))
-                    .where("track_no", "=", event.trackNo)
-                )
-              : { top: event.sequence - 1 }
-          const stored = {
-            id: event.id,
-            type: event.type,
-            customerNo: event.customerNo,
-            trackNo: event.trackNo,
-            sequence: top?.top === null || top?.top === undefined ? 1 : Number(top.top) + 1,
-            livemode: event.livemode,
-            occurredAt: event.occurredAt,
-            data: event.data
-          }
-          // Webhook deliveries commit with the event.
-          const [insert, deliveries] = writes(stored)
-          yield* execute("events.insert", insert)
-          yield* execute("events.webhook-fan-out", deliveries)
-          return stored
-        })
-      ),
+    append: (event) => withTransaction(appendEvent(event)),
 
     listByShipment: (trackNo) =>
       rows("events.select", (c) =>

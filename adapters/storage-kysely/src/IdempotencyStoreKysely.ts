@@ -46,39 +46,40 @@ export const makeIdempotencyStore = (conn: Connection): IdempotencyStoreShape =>
         .where("idem_key", "=", key)
     )
 
+  const claimKey = Effect.fnUntraced(function* (claim: Parameters<IdempotencyStoreShape["claim"]>[0]) {
+    // The row found by a lost insert may be deleted (released, purged) before it is read:
+    // then the key is free again and the insert is tried once more.
+    for (let round = 0; round < 3; round++) {
+      const inserted = yield* write("idempotency.claim", (c) =>
+        c
+          .insertInto("waybill_idempotency_keys")
+          .values({
+            customer_no: claim.scope.customerNo,
+            mode: claim.scope.mode,
+            idem_key: claim.key,
+            fingerprint: claim.fingerprint,
+            token: claim.token,
+            created_at: claim.createdAt,
+            locked_until: claim.lockedUntil,
+            expires_at: claim.expiresAt,
+            status: null,
+            headers: null,
+            body: null
+          })
+          .onConflict((oc) => oc.columns(["customer_no", "mode", "idem_key"]).doNothing())
+      )
+      if (inserted > 0) return Option.none()
+      const row = yield* find(claim.scope.customerNo, claim.scope.mode, claim.key)
+      if (row !== undefined) return Option.some(toRecord(row))
+    }
+    return yield* new StorageError({
+      operation: "idempotency.claim",
+      cause: new Error("the key's row kept vanishing between insert and read")
+    })
+  })
+
   return {
-    claim: (claim) =>
-      Effect.gen(function* () {
-        // The row found by a lost insert may be deleted (released, purged) before it is read:
-        // then the key is free again and the insert is tried once more.
-        for (let round = 0; round < 3; round++) {
-          const inserted = yield* write("idempotency.claim", (c) =>
-            c
-              .insertInto("waybill_idempotency_keys")
-              .values({
-                customer_no: claim.scope.customerNo,
-                mode: claim.scope.mode,
-                idem_key: claim.key,
-                fingerprint: claim.fingerprint,
-                token: claim.token,
-                created_at: claim.createdAt,
-                locked_until: claim.lockedUntil,
-                expires_at: claim.expiresAt,
-                status: null,
-                headers: null,
-                body: null
-              })
-              .onConflict((oc) => oc.columns(["customer_no", "mode", "idem_key"]).doNothing())
-          )
-          if (inserted > 0) return Option.none()
-          const row = yield* find(claim.scope.customerNo, claim.scope.mode, claim.key)
-          if (row !== undefined) return Option.some(toRecord(row))
-        }
-        return yield* new StorageError({
-          operation: "idempotency.claim",
-          cause: new Error("the key's row kept vanishing between insert and read")
-        })
-      }),
+    claim: (claim) => claimKey(claim),
 
     takeOver: (claim, previousToken) =>
       write("idempotency.take-over", (c) =>

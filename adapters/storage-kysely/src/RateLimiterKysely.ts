@@ -57,6 +57,20 @@ export const makeRateLimiter = (conn: Connection, options: RateLimiterOptions = 
         .returning(["window_start", "count"])
   )
 
+  const addRow = Effect.fnUntraced(function* (key: string, start: number, n: number, windowMs: number, now: number) {
+    const result = yield* execute("rate_counters.add", addSql({ key, start, n, end: start + windowMs }))
+    const row = result.rows[0]
+    if (row === undefined) {
+      return yield* new StorageError({
+        operation: "rate_counters.add",
+        cause: new Error("rate counter upsert returned no row")
+      })
+    }
+    writes += 1
+    if (writes % pruneEvery === 0) yield* prune(now)
+    return { windowStart: Number(row.window_start), count: Number(row.count) }
+  })
+
   const add = (
     key: string,
     n: number,
@@ -78,19 +92,7 @@ export const makeRateLimiter = (conn: Connection, options: RateLimiterOptions = 
           )
       )
     }
-    return Effect.gen(function* () {
-      const result = yield* execute("rate_counters.add", addSql({ key, start, n, end: start + windowMs }))
-      const row = result.rows[0]
-      if (row === undefined) {
-        return yield* new StorageError({
-          operation: "rate_counters.add",
-          cause: new Error("rate counter upsert returned no row")
-        })
-      }
-      writes += 1
-      if (writes % pruneEvery === 0) yield* prune(now)
-      return { windowStart: Number(row.window_start), count: Number(row.count) }
-    })
+    return addRow(key, start, n, windowMs, now)
   }
 
   return {

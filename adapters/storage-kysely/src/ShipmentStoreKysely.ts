@@ -11,7 +11,14 @@ import type { BatchStatement } from "./Engine.js"
 import { eventWrites } from "./EventOutboxKysely.js"
 import type { Connection } from "./internal/connection.js"
 import * as Rows from "./internal/rows.js"
-import { DuplicateKey, Page, type ShipmentStoreShape, StorageError, VersionConflict } from "./internal/core.js"
+import {
+  DuplicateKey,
+  Page,
+  type ShipmentChange,
+  type ShipmentStoreShape,
+  StorageError,
+  VersionConflict
+} from "./internal/core.js"
 import { keyset } from "./internal/paging.js"
 
 const num = (v: number | string | bigint): number => Number(v)
@@ -79,6 +86,131 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
         where r.customer_no = ${customerNo} and lower(r.billing_reference) = lower(${q})
       union select i.track_no from waybill_orders i where lower(i.invoice_no) = lower(${q}))`.as("m")
 
+  const findShipment = Effect.fnUntraced(function* (trackNo: string) {
+    const row = yield* first("shipments.select", (c) =>
+      c.selectFrom("waybill_shipments").selectAll().where("track_no", "=", trackNo)
+    )
+    if (row === undefined) return Option.none()
+    const { legs, pieces, stops } = yield* children(trackNo)
+    return Option.some(Rows.toShipment(row, stops, legs, pieces))
+  })
+
+  const applyChange = Effect.fnUntraced(function* (change: ShipmentChange) {
+    // The version guard and the write are one statement: whichever writer's UPDATE runs
+    // second matches no row (PostgreSQL re-checks the WHERE after the first commits).
+    const row = yield* first("shipments.update", (c) =>
+      c
+        .updateTable("waybill_shipments")
+        .set({
+          state: change.state,
+          driver_id: change.driverId,
+          updated_at: change.updatedAt,
+          version: change.expectedVersion + 1
+        })
+        .where("track_no", "=", change.trackNo)
+        .where("version", "=", change.expectedVersion)
+        .returningAll()
+    )
+    if (row === undefined) return yield* new VersionConflict({ trackNo: change.trackNo })
+    if (change.stops.length > 0) {
+      // One statement for all changed stops; the last status given for a seq wins.
+      const statuses = new Map(change.stops.map((s) => [s.seq, s.status] as const))
+      const whens = [...statuses].map(([seq, status]) => sql`when ${seq} then ${status}`)
+      yield* write("stops.update", (c) =>
+        c
+          .updateTable("waybill_stops")
+          .set({ status: sql<string>`case seq ${sql.join(whens, sql` `)} else status end` })
+          .where("track_no", "=", change.trackNo)
+          .where("seq", "in", [...statuses.keys()])
+      )
+    }
+    const { legs, pieces, stops } = yield* children(change.trackNo)
+    return Rows.toShipment(row, stops, legs, pieces)
+  })
+
+  const searchPage = Effect.fnUntraced(function* (
+    { customerNo, q }: Parameters<ShipmentStoreShape["search"]>[0],
+    page: Parameters<ShipmentStoreShape["search"]>[1]
+  ) {
+    const columns = [
+      "s.track_no",
+      "s.customer_no",
+      "s.livemode",
+      "s.created_at",
+      "s.state",
+      "s.billing_reference",
+      "s.service_type",
+      "s.vehicle_type",
+      "s.charge_total",
+      "o.invoice_no"
+    ] as const
+    const found = yield* rows("shipments.search", (c) =>
+      q === undefined || q === ""
+        ? keyset(
+            c
+              .selectFrom("waybill_shipments as s")
+              .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
+              .select(columns)
+              .where("s.customer_no", "=", customerNo),
+            ["s.created_at", "s.track_no"],
+            page
+          )
+        : keyset(
+            c
+              .selectFrom(matching(customerNo, q))
+              .crossJoin("waybill_shipments as s")
+              .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
+              .select(columns)
+              .whereRef("s.track_no", "=", "m.track_no")
+              .where("s.customer_no", "=", customerNo),
+            ["s.created_at", "s.track_no"],
+            page
+          )
+    )
+    const slice = Page.sliceOf(found, page.limit)
+    if (slice.items.length === 0) return { items: [], hasMore: false }
+    const ends = yield* rows("shipments.search-stops", (c) =>
+      c
+        .selectFrom("waybill_stops")
+        .select(["track_no", "seq", "city", "state"])
+        .where(
+          "track_no",
+          "in",
+          slice.items.map((r) => r.track_no)
+        )
+    )
+    const first = new Map<string, { seq: number; city: string; state: string }>()
+    const last = new Map<string, { seq: number; city: string; state: string }>()
+    for (const e of ends) {
+      const stop = { seq: num(e.seq), city: e.city, state: e.state }
+      const f = first.get(e.track_no)
+      if (f === undefined || stop.seq < f.seq) first.set(e.track_no, stop)
+      const l = last.get(e.track_no)
+      if (l === undefined || stop.seq > l.seq) last.set(e.track_no, stop)
+    }
+    const place = (p: { city: string; state: string } | undefined) => ({
+      city: p?.city ?? "",
+      state: p?.state ?? ""
+    })
+    const items = slice.items.map(
+      (r): ShipmentSummary => ({
+        trackNo: r.track_no,
+        customerNo: r.customer_no,
+        livemode: num(r.livemode) !== 0,
+        createdAt: num(r.created_at),
+        state: r.state as ShipmentSummary["state"],
+        reference: r.billing_reference,
+        invoice: r.invoice_no ?? "",
+        serviceType: r.service_type,
+        vehicleType: r.vehicle_type,
+        from: place(first.get(r.track_no)),
+        to: place(last.get(r.track_no)),
+        total: num(r.charge_total)
+      })
+    )
+    return { items, hasMore: slice.hasMore }
+  })
+
   const shipments: ShipmentStoreShape = {
     // The booking: one batch (legs ride on the stop rows they arrive at).
     book: (s, booked) => {
@@ -94,138 +226,13 @@ export const makeShipmentStore = (conn: Connection): ShipmentStoreShape => {
     // In one snapshot so the shipment row and its stops come from the same moment (a
     // concurrent update cannot land between the reads and pair an old version with new
     // stop statuses; on PostgreSQL this takes `repeatable read`, see `withSnapshot`).
-    findByTrackNo: (trackNo) =>
-      withSnapshot(
-        Effect.gen(function* () {
-          const row = yield* first("shipments.select", (c) =>
-            c.selectFrom("waybill_shipments").selectAll().where("track_no", "=", trackNo)
-          )
-          if (row === undefined) return Option.none()
-          const { legs, pieces, stops } = yield* children(trackNo)
-          return Option.some(Rows.toShipment(row, stops, legs, pieces))
-        })
-      ),
+    findByTrackNo: (trackNo) => withSnapshot(findShipment(trackNo)),
 
-    update: (change) =>
-      withTransaction(
-        Effect.gen(function* () {
-          // The version guard and the write are one statement: whichever writer's UPDATE runs
-          // second matches no row (PostgreSQL re-checks the WHERE after the first commits).
-          const row = yield* first("shipments.update", (c) =>
-            c
-              .updateTable("waybill_shipments")
-              .set({
-                state: change.state,
-                driver_id: change.driverId,
-                updated_at: change.updatedAt,
-                version: change.expectedVersion + 1
-              })
-              .where("track_no", "=", change.trackNo)
-              .where("version", "=", change.expectedVersion)
-              .returningAll()
-          )
-          if (row === undefined) return yield* new VersionConflict({ trackNo: change.trackNo })
-          if (change.stops.length > 0) {
-            // One statement for all changed stops; the last status given for a seq wins.
-            const statuses = new Map(change.stops.map((s) => [s.seq, s.status] as const))
-            const whens = [...statuses].map(([seq, status]) => sql`when ${seq} then ${status}`)
-            yield* write("stops.update", (c) =>
-              c
-                .updateTable("waybill_stops")
-                .set({ status: sql<string>`case seq ${sql.join(whens, sql` `)} else status end` })
-                .where("track_no", "=", change.trackNo)
-                .where("seq", "in", [...statuses.keys()])
-            )
-          }
-          const { legs, pieces, stops } = yield* children(change.trackNo)
-          return Rows.toShipment(row, stops, legs, pieces)
-        })
-      ),
+    update: (change) => withTransaction(applyChange(change)),
 
     // The page's rows (the keyset is one backward range of `(customer_no, created_at,
     // track_no)`), then the first and last stop of each, in one snapshot.
-    search: ({ customerNo, q }, page) =>
-      withSnapshot(
-        Effect.gen(function* () {
-          const columns = [
-            "s.track_no",
-            "s.customer_no",
-            "s.livemode",
-            "s.created_at",
-            "s.state",
-            "s.billing_reference",
-            "s.service_type",
-            "s.vehicle_type",
-            "s.charge_total",
-            "o.invoice_no"
-          ] as const
-          const found = yield* rows("shipments.search", (c) =>
-            q === undefined || q === ""
-              ? keyset(
-                  c
-                    .selectFrom("waybill_shipments as s")
-                    .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
-                    .select(columns)
-                    .where("s.customer_no", "=", customerNo),
-                  ["s.created_at", "s.track_no"],
-                  page
-                )
-              : keyset(
-                  c
-                    .selectFrom(matching(customerNo, q))
-                    .crossJoin("waybill_shipments as s")
-                    .leftJoin("waybill_orders as o", "o.track_no", "s.track_no")
-                    .select(columns)
-                    .whereRef("s.track_no", "=", "m.track_no")
-                    .where("s.customer_no", "=", customerNo),
-                  ["s.created_at", "s.track_no"],
-                  page
-                )
-          )
-          const slice = Page.sliceOf(found, page.limit)
-          if (slice.items.length === 0) return { items: [], hasMore: false }
-          const ends = yield* rows("shipments.search-stops", (c) =>
-            c
-              .selectFrom("waybill_stops")
-              .select(["track_no", "seq", "city", "state"])
-              .where(
-                "track_no",
-                "in",
-                slice.items.map((r) => r.track_no)
-              )
-          )
-          const first = new Map<string, { seq: number; city: string; state: string }>()
-          const last = new Map<string, { seq: number; city: string; state: string }>()
-          for (const e of ends) {
-            const stop = { seq: num(e.seq), city: e.city, state: e.state }
-            const f = first.get(e.track_no)
-            if (f === undefined || stop.seq < f.seq) first.set(e.track_no, stop)
-            const l = last.get(e.track_no)
-            if (l === undefined || stop.seq > l.seq) last.set(e.track_no, stop)
-          }
-          const place = (p: { city: string; state: string } | undefined) => ({
-            city: p?.city ?? "",
-            state: p?.state ?? ""
-          })
-          const items = slice.items.map(
-            (r): ShipmentSummary => ({
-              trackNo: r.track_no,
-              customerNo: r.customer_no,
-              livemode: num(r.livemode) !== 0,
-              createdAt: num(r.created_at),
-              state: r.state as ShipmentSummary["state"],
-              reference: r.billing_reference,
-              invoice: r.invoice_no ?? "",
-              serviceType: r.service_type,
-              vehicleType: r.vehicle_type,
-              from: place(first.get(r.track_no)),
-              to: place(last.get(r.track_no)),
-              total: num(r.charge_total)
-            })
-          )
-          return { items, hasMore: slice.hasMore }
-        })
-      )
+    search: (filter, page) => withSnapshot(searchPage(filter, page))
   }
 
   return shipments

@@ -133,6 +133,38 @@ export const makeUserStore = (conn: Connection): UserStoreShape => {
   const user = (operation: string, build: Parameters<typeof first<Selectable<UsersTable>>>[1]) =>
     first(operation, build).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), fromUserRow)))
 
+  const removeUserRows = Effect.fnUntraced(function* (customerNo: string, userId: string) {
+    const n = yield* write("users.remove", (c) =>
+      c.deleteFrom("waybill_users").where("customer_no", "=", customerNo).where("user_id", "=", userId)
+    )
+    yield* write("users.removeSessions", (c) =>
+      c.deleteFrom("waybill_sessions").where("customer_no", "=", customerNo).where("user_id", "=", userId)
+    )
+    yield* write("users.removeTokens", (c) =>
+      c.deleteFrom("waybill_user_tokens").where("customer_no", "=", customerNo).where("user_id", "=", userId)
+    )
+    return n > 0
+  })
+
+  const purgeExpiredRows = Effect.fnUntraced(function* ({
+    begunBefore,
+    idleBefore,
+    now
+  }: Parameters<UserStoreShape["purgeExpired"]>[0]) {
+    const sessions = yield* write("sessions.purge", (c) =>
+      c
+        .deleteFrom("waybill_sessions")
+        .where((eb) => eb.or([eb("last_seen_at", "<", idleBefore), eb("created_at", "<", begunBefore)]))
+    )
+    const tokens = yield* write("tokens.purge", (c) =>
+      c.deleteFrom("waybill_user_tokens").where("expires_at", "<", now)
+    )
+    const locks = yield* write("signInLocks.purge", (c) =>
+      c.deleteFrom("waybill_sign_in_locks").where("locked_until", "<=", now)
+    )
+    return sessions + tokens + locks
+  })
+
   return {
     insertUser: (u) =>
       write("users.insert", (c) =>
@@ -171,21 +203,7 @@ export const makeUserStore = (conn: Connection): UserStoreShape => {
           .where("user_id", "=", input.userId)
           .where("password_version", "=", input.expectedVersion)
       ).pipe(Effect.map((n) => n === 1)),
-    removeUser: (customerNo, userId) =>
-      withTransaction(
-        Effect.gen(function* () {
-          const n = yield* write("users.remove", (c) =>
-            c.deleteFrom("waybill_users").where("customer_no", "=", customerNo).where("user_id", "=", userId)
-          )
-          yield* write("users.removeSessions", (c) =>
-            c.deleteFrom("waybill_sessions").where("customer_no", "=", customerNo).where("user_id", "=", userId)
-          )
-          yield* write("users.removeTokens", (c) =>
-            c.deleteFrom("waybill_user_tokens").where("customer_no", "=", customerNo).where("user_id", "=", userId)
-          )
-          return n > 0
-        })
-      ),
+    removeUser: (customerNo, userId) => withTransaction(removeUserRows(customerNo, userId)),
 
     insertSession: (s: SessionRecord) =>
       write("sessions.insert", (c) =>
@@ -294,22 +312,6 @@ export const makeUserStore = (conn: Connection): UserStoreShape => {
         c.selectFrom("waybill_sign_in_locks").select("locked_until").where("lock_key", "=", key)
       ).pipe(Effect.map((row) => Option.map(Option.fromNullable(row), (r) => Number(r.locked_until)))),
 
-    purgeExpired: ({ begunBefore, idleBefore, now }) =>
-      withTransaction(
-        Effect.gen(function* () {
-          const sessions = yield* write("sessions.purge", (c) =>
-            c
-              .deleteFrom("waybill_sessions")
-              .where((eb) => eb.or([eb("last_seen_at", "<", idleBefore), eb("created_at", "<", begunBefore)]))
-          )
-          const tokens = yield* write("tokens.purge", (c) =>
-            c.deleteFrom("waybill_user_tokens").where("expires_at", "<", now)
-          )
-          const locks = yield* write("signInLocks.purge", (c) =>
-            c.deleteFrom("waybill_sign_in_locks").where("locked_until", "<=", now)
-          )
-          return sessions + tokens + locks
-        })
-      )
+    purgeExpired: (input) => withTransaction(purgeExpiredRows(input))
   }
 }

@@ -550,6 +550,203 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         .where("claimable", "=", sql.lit(1))
     )
 
+  const replaceEndpoint = Effect.fnUntraced(function* (e: EndpointRecord) {
+    // Locked on PostgreSQL: a dispatcher disabling the endpoint meanwhile (5 days of
+    // failures) is waited for, so an update that enables it again sees that it does.
+    const before = yield* first("webhooks.endpoint-enabled", (c) =>
+      c
+        .selectFrom("waybill_webhook_endpoints")
+        .select("enabled")
+        .where("id", "=", e.id)
+        .$if(dialect === "postgres", (q) => q.forUpdate())
+    )
+    if (before === undefined) return false
+    const wasEnabled = num(before.enabled) !== 0
+    const enabling = e.enabled && !wasEnabled
+    const result = yield* write("webhooks.endpoint-update", (c) =>
+      c.updateTable("waybill_webhook_endpoints").set(endpointRow(e)).where("id", "=", e.id)
+    )
+    if (result === 0) return false
+    yield* writeSubscriptions(e)
+    // Disabled: its backlog leaves the claim's index; enabled again: it comes back, in order.
+    if (enabling) yield* settle({ endpointId: e.id })
+    else if (!e.enabled && wasEnabled) yield* unclaimable(e.id)
+    return true
+  })
+
+  const removeEndpoint = Effect.fnUntraced(function* (id: string) {
+    // Subscriptions first, while the endpoint still names its account (their key's first column).
+    yield* write("webhooks.endpoint-delete-subscriptions", (c) =>
+      c
+        .deleteFrom("waybill_webhook_subscriptions")
+        .where("customer_no", "=", endpointCustomer(c, id))
+        .where("endpoint_id", "=", id)
+    )
+    const removed = yield* write("webhooks.endpoint-delete", (c) =>
+      c.deleteFrom("waybill_webhook_endpoints").where("id", "=", id)
+    )
+    if (removed === 0) return false
+    yield* write("webhooks.endpoint-delete-deliveries", (c) =>
+      c.deleteFrom("waybill_webhook_deliveries").where("endpoint_id", "=", id)
+    )
+    yield* write("webhooks.endpoint-delete-attempts", (c) =>
+      c.deleteFrom("waybill_webhook_attempts").where("endpoint_id", "=", id)
+    )
+    return true
+  })
+
+  const noteEndpointHealth = Effect.fnUntraced(function* ({
+    disableAfterMs,
+    endpointId,
+    now,
+    ok
+  }: Parameters<WebhookStoreShape["noteHealth"]>[0]) {
+    if (ok) {
+      yield* execute("webhooks.health-ok", healthOkSql({ endpointId }))
+      return false
+    }
+    yield* write("webhooks.health-failing", (c) =>
+      c
+        .updateTable("waybill_webhook_endpoints")
+        .set({ failing_since: now })
+        .where("id", "=", endpointId)
+        .where("failing_since", "is", null)
+    )
+    const disabled = yield* write("webhooks.health-disable", (c) =>
+      c
+        .updateTable("waybill_webhook_endpoints")
+        .set({ enabled: 0, disabled_reason: "failing", updated_at: now })
+        .where("id", "=", endpointId)
+        .where("enabled", "=", 1)
+        .where("failing_since", "<=", now - disableAfterMs)
+    )
+    if (disabled === 0) return false
+    yield* unclaimable(endpointId)
+    yield* write("webhooks.health-unsubscribe", (c) =>
+      c
+        .updateTable("waybill_webhook_subscriptions")
+        .set({ enabled: 0 })
+        .where("customer_no", "=", endpointCustomer(c, endpointId))
+        .where("endpoint_id", "=", endpointId)
+    )
+    return true
+  })
+
+  const enqueueDelivery = Effect.fnUntraced(function* (endpointId: string, eventId: string, now: number) {
+    yield* write("webhooks.enqueue", (c) =>
+      c
+        .insertInto("waybill_webhook_deliveries")
+        .columns(DELIVERY_COLUMNS)
+        .expression((eb) =>
+          eb
+            .selectFrom("waybill_events")
+            .select([
+              eb.val(endpointId).as("endpoint_id"),
+              "id",
+              "track_no",
+              "sequence",
+              ...pendingState(eb, now),
+              notYetClaimable(eb)
+            ])
+            .where("id", "=", eventId)
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(["endpoint_id", "event_id"])
+            .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+        )
+    )
+    yield* settle({ endpointId, eventId })
+  })
+
+  const requeueDeliveries = Effect.fnUntraced(function* (eventId: string, now: number) {
+    const updated = yield* write("webhooks.requeue", (c) =>
+      c
+        .updateTable("waybill_webhook_deliveries")
+        .set({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+        .where("event_id", "=", eventId)
+    )
+    // Endpoints added after the event was written get it too.
+    const inserted = yield* write("webhooks.requeue-missing", (c) =>
+      c
+        .insertInto("waybill_webhook_deliveries")
+        .columns(DELIVERY_COLUMNS)
+        .expression(newDeliveries(c, now).where("ev.id", "=", eventId).where("s.enabled", "=", 1))
+        .onConflict((oc) => oc.columns(["endpoint_id", "event_id"]).doNothing())
+    )
+    yield* settle({ eventId })
+    return updated + inserted
+  })
+
+  const recoverDeliveries = Effect.fnUntraced(function* (endpointId: string, since: number, now: number) {
+    const queued = yield* write("webhooks.recover", (c) =>
+      c
+        .insertInto("waybill_webhook_deliveries")
+        .columns(DELIVERY_COLUMNS)
+        .expression(
+          newDeliveries(c, now)
+            // By the subscriptions' key (account first), not a scan of every subscription.
+            .where("s.customer_no", "=", endpointCustomer(c, endpointId))
+            .where("s.endpoint_id", "=", endpointId)
+            .where("ev.occurred_at", ">=", since)
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(["endpoint_id", "event_id"])
+            .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+            .where("waybill_webhook_deliveries.status", "<>", "delivered")
+        )
+    )
+    yield* settle({ endpointId })
+    return queued
+  })
+
+  const pruneFinished = Effect.fnUntraced(function* (before: number) {
+    // Both deletes go by an index, so an hourly prune with nothing to do costs nothing
+    // (it scanned 470,000 attempts and walked every finished delivery: 17 and 60 ms).
+    // Attempts: the (endpoint_id, at, ...) index, for each endpoint id the log holds, found
+    // one index seek each (the recursive `ids`: the least id, then the least one after
+    // it), so the log of an endpoint deleted while a send was in flight is pruned too.
+    const attempts = yield* write("webhooks.prune-attempts", (c) =>
+      c
+        .withRecursive("ids(id)", (db) =>
+          db
+            .selectFrom("waybill_webhook_attempts")
+            .select((eb) => eb.fn.min<string | null>("endpoint_id").as("id"))
+            .unionAll((u) =>
+              u
+                .selectFrom("ids")
+                .select((eb) =>
+                  eb
+                    .selectFrom("waybill_webhook_attempts as a")
+                    .select((inner) => inner.fn.min<string | null>("a.endpoint_id").as("next"))
+                    .whereRef("a.endpoint_id", ">", "ids.id")
+                    .as("id")
+                )
+                .where("ids.id", "is not", null)
+            )
+        )
+        .deleteFrom("waybill_webhook_attempts")
+        .where("endpoint_id", "in", (eb) => eb.selectFrom("ids").select("ids.id").where("ids.id", "is not", null))
+        .where("at", "<", before)
+    )
+    // A finished delivery's next_attempt_at is its last attempt's time, as is its
+    // updated_at (complete writes both): the index of finished rows (`done_idx`, which
+    // the literal lets the planner use) finds them.
+    const deliveries = yield* write("webhooks.prune-deliveries", (c) =>
+      c
+        .deleteFrom("waybill_webhook_deliveries")
+        .where("status", "<>", sql.lit("pending"))
+        .where("next_attempt_at", "<", before)
+        .where("updated_at", "<", before)
+    )
+    // A sweep of the flag the claim reads: marks claimable whatever should be and is not,
+    // such as the deliveries a host of an earlier version queued or finished during a
+    // rolling upgrade (it knows nothing of the flag).
+    yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, {}))
+    return attempts + deliveries
+  })
+
   const store: WebhookStoreShape = {
     insertEndpoint: (e) =>
       withTransaction(
@@ -559,56 +756,9 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         )
       ),
 
-    updateEndpoint: (e) =>
-      withTransaction(
-        Effect.gen(function* () {
-          // Locked on PostgreSQL: a dispatcher disabling the endpoint meanwhile (5 days of
-          // failures) is waited for, so an update that enables it again sees that it does.
-          const before = yield* first("webhooks.endpoint-enabled", (c) =>
-            c
-              .selectFrom("waybill_webhook_endpoints")
-              .select("enabled")
-              .where("id", "=", e.id)
-              .$if(dialect === "postgres", (q) => q.forUpdate())
-          )
-          if (before === undefined) return false
-          const wasEnabled = num(before.enabled) !== 0
-          const enabling = e.enabled && !wasEnabled
-          const result = yield* write("webhooks.endpoint-update", (c) =>
-            c.updateTable("waybill_webhook_endpoints").set(endpointRow(e)).where("id", "=", e.id)
-          )
-          if (result === 0) return false
-          yield* writeSubscriptions(e)
-          // Disabled: its backlog leaves the claim's index; enabled again: it comes back, in order.
-          if (enabling) yield* settle({ endpointId: e.id })
-          else if (!e.enabled && wasEnabled) yield* unclaimable(e.id)
-          return true
-        })
-      ),
+    updateEndpoint: (e) => withTransaction(replaceEndpoint(e)),
 
-    deleteEndpoint: (id) =>
-      withTransaction(
-        Effect.gen(function* () {
-          // Subscriptions first, while the endpoint still names its account (their key's first column).
-          yield* write("webhooks.endpoint-delete-subscriptions", (c) =>
-            c
-              .deleteFrom("waybill_webhook_subscriptions")
-              .where("customer_no", "=", endpointCustomer(c, id))
-              .where("endpoint_id", "=", id)
-          )
-          const removed = yield* write("webhooks.endpoint-delete", (c) =>
-            c.deleteFrom("waybill_webhook_endpoints").where("id", "=", id)
-          )
-          if (removed === 0) return false
-          yield* write("webhooks.endpoint-delete-deliveries", (c) =>
-            c.deleteFrom("waybill_webhook_deliveries").where("endpoint_id", "=", id)
-          )
-          yield* write("webhooks.endpoint-delete-attempts", (c) =>
-            c.deleteFrom("waybill_webhook_attempts").where("endpoint_id", "=", id)
-          )
-          return true
-        })
-      ),
+    deleteEndpoint: (id) => withTransaction(removeEndpoint(id)),
 
     findEndpoint: (id) =>
       first("webhooks.endpoint-find", (c) =>
@@ -750,40 +900,7 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
           .where("status", "=", sql.lit("pending"))
       ),
 
-    noteHealth: ({ disableAfterMs, endpointId, now, ok }) =>
-      withTransaction(
-        Effect.gen(function* () {
-          if (ok) {
-            yield* execute("webhooks.health-ok", healthOkSql({ endpointId }))
-            return false
-          }
-          yield* write("webhooks.health-failing", (c) =>
-            c
-              .updateTable("waybill_webhook_endpoints")
-              .set({ failing_since: now })
-              .where("id", "=", endpointId)
-              .where("failing_since", "is", null)
-          )
-          const disabled = yield* write("webhooks.health-disable", (c) =>
-            c
-              .updateTable("waybill_webhook_endpoints")
-              .set({ enabled: 0, disabled_reason: "failing", updated_at: now })
-              .where("id", "=", endpointId)
-              .where("enabled", "=", 1)
-              .where("failing_since", "<=", now - disableAfterMs)
-          )
-          if (disabled === 0) return false
-          yield* unclaimable(endpointId)
-          yield* write("webhooks.health-unsubscribe", (c) =>
-            c
-              .updateTable("waybill_webhook_subscriptions")
-              .set({ enabled: 0 })
-              .where("customer_no", "=", endpointCustomer(c, endpointId))
-              .where("endpoint_id", "=", endpointId)
-          )
-          return true
-        })
-      ),
+    noteHealth: (options) => withTransaction(noteEndpointHealth(options)),
 
     listDeliveries: (endpointId, page) =>
       rows("webhooks.delivery-list", (c) =>
@@ -803,137 +920,18 @@ export const makeWebhookStore = (conn: Connection): WebhookStoreShape => {
         )
       ).pipe(Effect.map((rows) => Page.sliceOf(rows.map(toAttempt), page.limit))),
 
-    enqueue: (endpointId, eventId, now) =>
-      withTransaction(
-        Effect.gen(function* () {
-          yield* write("webhooks.enqueue", (c) =>
-            c
-              .insertInto("waybill_webhook_deliveries")
-              .columns(DELIVERY_COLUMNS)
-              .expression((eb) =>
-                eb
-                  .selectFrom("waybill_events")
-                  .select([
-                    eb.val(endpointId).as("endpoint_id"),
-                    "id",
-                    "track_no",
-                    "sequence",
-                    ...pendingState(eb, now),
-                    notYetClaimable(eb)
-                  ])
-                  .where("id", "=", eventId)
-              )
-              .onConflict((oc) =>
-                oc
-                  .columns(["endpoint_id", "event_id"])
-                  .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
-              )
-          )
-          yield* settle({ endpointId, eventId })
-        })
-      ),
+    enqueue: (endpointId, eventId, now) => withTransaction(enqueueDelivery(endpointId, eventId, now)),
 
     findEvent: (eventId) =>
       first("webhooks.event-find", (c) => c.selectFrom("waybill_events").selectAll().where("id", "=", eventId)).pipe(
         Effect.map((row) => (row === undefined ? Option.none() : Option.some(toStoredEvent(row))))
       ),
 
-    requeueEvent: (eventId, now) =>
-      withTransaction(
-        Effect.gen(function* () {
-          const updated = yield* write("webhooks.requeue", (c) =>
-            c
-              .updateTable("waybill_webhook_deliveries")
-              .set({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
-              .where("event_id", "=", eventId)
-          )
-          // Endpoints added after the event was written get it too.
-          const inserted = yield* write("webhooks.requeue-missing", (c) =>
-            c
-              .insertInto("waybill_webhook_deliveries")
-              .columns(DELIVERY_COLUMNS)
-              .expression(newDeliveries(c, now).where("ev.id", "=", eventId).where("s.enabled", "=", 1))
-              .onConflict((oc) => oc.columns(["endpoint_id", "event_id"]).doNothing())
-          )
-          yield* settle({ eventId })
-          return updated + inserted
-        })
-      ),
+    requeueEvent: (eventId, now) => withTransaction(requeueDeliveries(eventId, now)),
 
-    recover: (endpointId, since, now) =>
-      withTransaction(
-        Effect.gen(function* () {
-          const queued = yield* write("webhooks.recover", (c) =>
-            c
-              .insertInto("waybill_webhook_deliveries")
-              .columns(DELIVERY_COLUMNS)
-              .expression(
-                newDeliveries(c, now)
-                  // By the subscriptions' key (account first), not a scan of every subscription.
-                  .where("s.customer_no", "=", endpointCustomer(c, endpointId))
-                  .where("s.endpoint_id", "=", endpointId)
-                  .where("ev.occurred_at", ">=", since)
-              )
-              .onConflict((oc) =>
-                oc
-                  .columns(["endpoint_id", "event_id"])
-                  .doUpdateSet({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
-                  .where("waybill_webhook_deliveries.status", "<>", "delivered")
-              )
-          )
-          yield* settle({ endpointId })
-          return queued
-        })
-      ),
+    recover: (endpointId, since, now) => withTransaction(recoverDeliveries(endpointId, since, now)),
 
-    prune: (before) =>
-      withTransaction(
-        Effect.gen(function* () {
-          // Both deletes go by an index, so an hourly prune with nothing to do costs nothing
-          // (it scanned 470,000 attempts and walked every finished delivery: 17 and 60 ms).
-          // Attempts: the (endpoint_id, at, ...) index, for each endpoint id the log holds, found
-          // one index seek each (the recursive `ids`: the least id, then the least one after
-          // it), so the log of an endpoint deleted while a send was in flight is pruned too.
-          const attempts = yield* write("webhooks.prune-attempts", (c) =>
-            c
-              .withRecursive("ids(id)", (db) =>
-                db
-                  .selectFrom("waybill_webhook_attempts")
-                  .select((eb) => eb.fn.min<string | null>("endpoint_id").as("id"))
-                  .unionAll((u) =>
-                    u
-                      .selectFrom("ids")
-                      .select((eb) =>
-                        eb
-                          .selectFrom("waybill_webhook_attempts as a")
-                          .select((inner) => inner.fn.min<string | null>("a.endpoint_id").as("next"))
-                          .whereRef("a.endpoint_id", ">", "ids.id")
-                          .as("id")
-                      )
-                      .where("ids.id", "is not", null)
-                  )
-              )
-              .deleteFrom("waybill_webhook_attempts")
-              .where("endpoint_id", "in", (eb) => eb.selectFrom("ids").select("ids.id").where("ids.id", "is not", null))
-              .where("at", "<", before)
-          )
-          // A finished delivery's next_attempt_at is its last attempt's time, as is its
-          // updated_at (complete writes both): the index of finished rows (`done_idx`, which
-          // the literal lets the planner use) finds them.
-          const deliveries = yield* write("webhooks.prune-deliveries", (c) =>
-            c
-              .deleteFrom("waybill_webhook_deliveries")
-              .where("status", "<>", sql.lit("pending"))
-              .where("next_attempt_at", "<", before)
-              .where("updated_at", "<", before)
-          )
-          // A sweep of the flag the claim reads: marks claimable whatever should be and is not,
-          // such as the deliveries a host of an earlier version queued or finished during a
-          // rolling upgrade (it knows nothing of the flag).
-          yield* write("webhooks.settle-claimable", (c) => settleClaimable(c, {}))
-          return attempts + deliveries
-        })
-      )
+    prune: (before) => withTransaction(pruneFinished(before))
   }
 
   return store
