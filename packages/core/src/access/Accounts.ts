@@ -5,6 +5,7 @@
  * `Redacted` values, once, when created or rotated; storage keeps an HMAC.
  */
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -56,31 +57,34 @@ const issueKey = Effect.fn("Accounts.issueKey")(function* (customerNo: string, m
   return { key, record }
 })
 
+/** One try of {@link createAccount}, in its transaction: a fresh customer number, the account and its keys. */
+const insertNewAccount = Effect.fnUntraced(function* (
+  store: Context.Tag.Service<AccountStore>,
+  input: { readonly name: string },
+  now: number
+) {
+  const account: AccountRecord = {
+    customerNo: yield* customerNumber,
+    name: input.name.trim().slice(0, 100),
+    cancelMode: "local",
+    rateCard: null,
+    ipAllowlist: [],
+    createdAt: now
+  }
+  yield* store.insertAccount(account)
+  const live = yield* issueKey(account.customerNo, "live", 1)
+  const test = yield* issueKey(account.customerNo, "test", 1)
+  yield* store.putKey(live.record)
+  yield* store.putKey(test.record)
+  return { account, liveKey: live.key, testKey: test.key } satisfies CreatedAccount
+})
+
 /** Creates a customer with an active live key and an active test key. */
 export const createAccount = Effect.fn("Accounts.createAccount")(function* (input: { readonly name: string }) {
   const store = yield* AccountStore
   const tx = yield* Transactor
   const now = yield* Clock.currentTimeMillis
-  return yield* retryDuplicates(
-    tx.withTransaction(
-      Effect.gen(function* () {
-        const account: AccountRecord = {
-          customerNo: yield* customerNumber,
-          name: input.name.trim().slice(0, 100),
-          cancelMode: "local",
-          rateCard: null,
-          ipAllowlist: [],
-          createdAt: now
-        }
-        yield* store.insertAccount(account)
-        const live = yield* issueKey(account.customerNo, "live", 1)
-        const test = yield* issueKey(account.customerNo, "test", 1)
-        yield* store.putKey(live.record)
-        yield* store.putKey(test.record)
-        return { account, liveKey: live.key, testKey: test.key } satisfies CreatedAccount
-      })
-    )
-  )
+  return yield* retryDuplicates(tx.withTransaction(insertNewAccount(store, input, now)))
 })
 
 const requireAccount = (customerNo: string) =>
@@ -159,6 +163,16 @@ export interface KeySlot {
 /** The slot order of {@link keySlots}: production first. */
 const slotModes: ReadonlyArray<KeyMode> = ["live", "test"]
 
+/** One slot of {@link keySlots}: the key of `mode` among the account's `keys`. */
+const keySlot = Effect.fnUntraced(function* (customerNo: string, keys: ReadonlyArray<ApiKeyRecord>, mode: KeyMode) {
+  const key = keys.find((k) => k.mode === mode)
+  if (key === undefined || key.status === "blank") {
+    return { mode, status: "blank", last4: null, createdAt: null, lastUsedAt: null } satisfies KeySlot
+  }
+  const lastUsedAt = yield* Activity.lastUsed(customerNo, mode, key.createdAt)
+  return { mode, status: key.status, last4: key.last4, createdAt: key.createdAt, lastUsedAt } satisfies KeySlot
+})
+
 /**
  * The account's two key slots, production (`live`) then test, each with its status, the last
  * characters and creation time of its key, and when the key was last used (from the activity
@@ -167,16 +181,7 @@ const slotModes: ReadonlyArray<KeyMode> = ["live", "test"]
 export const keySlots = Effect.fn("Accounts.keySlots")(function* (customerNo: string) {
   yield* requireAccount(customerNo)
   const keys = yield* Effect.flatMap(AccountStore, (s) => s.listKeys(customerNo))
-  return yield* Effect.forEach(slotModes, (mode) =>
-    Effect.gen(function* () {
-      const key = keys.find((k) => k.mode === mode)
-      if (key === undefined || key.status === "blank") {
-        return { mode, status: "blank", last4: null, createdAt: null, lastUsedAt: null } satisfies KeySlot
-      }
-      const lastUsedAt = yield* Activity.lastUsed(customerNo, mode, key.createdAt)
-      return { mode, status: key.status, last4: key.last4, createdAt: key.createdAt, lastUsedAt } satisfies KeySlot
-    })
-  )
+  return yield* Effect.forEach(slotModes, (mode) => keySlot(customerNo, keys, mode))
 })
 
 export type AccountsRequirements = AccountStore | Transactor | Entropy | KeyRing

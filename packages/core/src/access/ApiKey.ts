@@ -65,8 +65,8 @@ export const hint = (key: string): string => key.slice(0, "wb_live_".length + 4)
 export const last4 = (key: string): string => key.slice(-4)
 
 /** A fresh key of the given mode from the Entropy port (rejection sampling keeps base62 uniform). */
-export const generate = (mode: KeyMode): Effect.Effect<Redacted.Redacted<string>, never, Entropy> =>
-  Effect.gen(function* () {
+export const generate: (mode: KeyMode) => Effect.Effect<Redacted.Redacted<string>, never, Entropy> = Effect.fnUntraced(
+  function* (mode: KeyMode) {
     const entropy = yield* Entropy
     let body = ""
     while (body.length < BODY_LENGTH) {
@@ -76,7 +76,8 @@ export const generate = (mode: KeyMode): Effect.Effect<Redacted.Redacted<string>
     }
     const head = `wb_${mode}_${body}`
     return Redacted.make(head + checksum(head))
-  })
+  }
+)
 
 /** Hex HMAC-SHA-256 of the key under one `api-key` secret. */
 export const hashWith = (secret: KeySecret, key: Redacted.Redacted<string>): Effect.Effect<string, never, KeyRing> =>

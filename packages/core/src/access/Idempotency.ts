@@ -126,70 +126,74 @@ const begin = Effect.fnUntraced(function* (claim: IdempotencyClaim) {
  * not stored and rolls the work back, so a use case whose failures leave writes that must not
  * persist must answer them with a 5xx. A defect or interruption rolls back and releases the claim.
  */
-export const run = <A, E, R, R2>(
+export const run: <A, E, R, R2>(
+  request: IdempotentRequest,
+  work: Effect.Effect<A, E, R>,
+  answerOf: (exit: Exit.Exit<A, E>) => Effect.Effect<StoredAnswer, never, R2>,
+  options?: IdempotencyOptions
+) => Effect.Effect<
+  Outcome,
+  IdempotencyKeyInProgress | IdempotencyKeyMismatch | StorageError,
+  R | R2 | IdempotencyStore | Transactor | Entropy
+> = Effect.fnUntraced(function* <A, E, R, R2>(
   request: IdempotentRequest,
   work: Effect.Effect<A, E, R>,
   answerOf: (exit: Exit.Exit<A, E>) => Effect.Effect<StoredAnswer, never, R2>,
   options: IdempotencyOptions = {}
-): Effect.Effect<
-  Outcome,
-  IdempotencyKeyInProgress | IdempotencyKeyMismatch | StorageError,
-  R | R2 | IdempotencyStore | Transactor | Entropy
-> =>
-  Effect.gen(function* () {
-    const store = yield* IdempotencyStore
-    const tx = yield* Transactor
-    const now = yield* Clock.currentTimeMillis
-    const scope = scopeOf(request.principal)
-    const claim: IdempotencyClaim = {
-      scope,
-      key: request.key,
-      fingerprint: request.fingerprint,
-      token: yield* Ulid.make,
-      createdAt: now,
-      lockedUntil: now + (options.claimLockMs ?? CLAIM_LOCK_MS),
-      expiresAt: now + (options.retentionMs ?? RETENTION_MS)
-    }
-    const begun = yield* begin(claim)
-    if (begun._tag === "Replay") return { answer: begun.answer, replayed: true }
+) {
+  const store = yield* IdempotencyStore
+  const tx = yield* Transactor
+  const now = yield* Clock.currentTimeMillis
+  const scope = scopeOf(request.principal)
+  const claim: IdempotencyClaim = {
+    scope,
+    key: request.key,
+    fingerprint: request.fingerprint,
+    token: yield* Ulid.make,
+    createdAt: now,
+    lockedUntil: now + (options.claimLockMs ?? CLAIM_LOCK_MS),
+    expiresAt: now + (options.retentionMs ?? RETENTION_MS)
+  }
+  const begun = yield* begin(claim)
+  if (begun._tag === "Replay") return { answer: begun.answer, replayed: true }
 
-    const release = store
-      .release(scope, claim.key, claim.token)
-      .pipe(
-        Effect.catchAll((e) =>
-          Effect.logWarning("idempotency: could not release a claim; it frees itself when its lock runs out", e)
-        )
-      )
-    const complete = (answer: StoredAnswer): Effect.Effect<StoredAnswer, ClaimLost | StorageError> =>
-      Effect.flatMap(store.complete(scope, claim.key, claim.token, answer), (ours) =>
-        ours ? Effect.succeed(answer) : Effect.fail(new ClaimLost())
-      )
-
-    // The answer is made and stored in the work's transaction, whether the work succeeded or
-    // failed: a failure's side effects that must outlive it (an abuse miss counted by the
-    // cancel) commit as they would without a key. Only a 5xx answer rolls everything back.
-    // Only the work's typed outcome is answered here; a defect or interruption goes on up (and
-    // rolls the transaction back).
-    const inTransaction = Effect.either(work).pipe(
-      Effect.flatMap((outcome) =>
-        answerOf(Either.isRight(outcome) ? Exit.succeed(outcome.right) : Exit.fail(outcome.left))
-      ),
-      Effect.flatMap(
-        (answer): Effect.Effect<StoredAnswer, Discard | ClaimLost | StorageError> =>
-          answer.status >= 500 ? Effect.fail(new Discard({ answer })) : complete(answer)
+  const release = store
+    .release(scope, claim.key, claim.token)
+    .pipe(
+      Effect.catchAll((e) =>
+        Effect.logWarning("idempotency: could not release a claim; it frees itself when its lock runs out", e)
       )
     )
-    const answer = yield* tx.withTransaction(inTransaction).pipe(
-      Effect.catchTags({
-        Discard: (d: Discard) => Effect.as(release, d.answer),
-        ClaimLost: () => Effect.fail(new IdempotencyKeyInProgress())
-      }),
-      // Storage failed, a defect, an interruption: nothing was stored, so free the key for a retry
-      // (a no-op when the claim is no longer ours).
-      Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : release))
+  const complete = (answer: StoredAnswer): Effect.Effect<StoredAnswer, ClaimLost | StorageError> =>
+    Effect.flatMap(store.complete(scope, claim.key, claim.token, answer), (ours) =>
+      ours ? Effect.succeed(answer) : Effect.fail(new ClaimLost())
     )
-    return { answer, replayed: false }
-  })
+
+  // The answer is made and stored in the work's transaction, whether the work succeeded or
+  // failed: a failure's side effects that must outlive it (an abuse miss counted by the
+  // cancel) commit as they would without a key. Only a 5xx answer rolls everything back.
+  // Only the work's typed outcome is answered here; a defect or interruption goes on up (and
+  // rolls the transaction back).
+  const inTransaction = Effect.either(work).pipe(
+    Effect.flatMap((outcome) =>
+      answerOf(Either.isRight(outcome) ? Exit.succeed(outcome.right) : Exit.fail(outcome.left))
+    ),
+    Effect.flatMap(
+      (answer): Effect.Effect<StoredAnswer, Discard | ClaimLost | StorageError> =>
+        answer.status >= 500 ? Effect.fail(new Discard({ answer })) : complete(answer)
+    )
+  )
+  const answer = yield* tx.withTransaction(inTransaction).pipe(
+    Effect.catchTags({
+      Discard: (d: Discard) => Effect.as(release, d.answer),
+      ClaimLost: () => Effect.fail(new IdempotencyKeyInProgress())
+    }),
+    // Storage failed, a defect, an interruption: nothing was stored, so free the key for a retry
+    // (a no-op when the claim is no longer ours).
+    Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : release))
+  )
+  return { answer, replayed: false }
+})
 
 /**
  * Deletes every record expired by now, in batches of {@link PURGE_BATCH}; how many it deleted.

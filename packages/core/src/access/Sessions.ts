@@ -326,11 +326,11 @@ export const confirmPassword = Effect.fn("Sessions.confirmPassword")(function* (
  * The viewer's user if `password` is theirs (a hash is verified in every case); else
  * {@link SignInRefused}, the failure counted against the sign-in name.
  */
-export const verifyUser = (
+export const verifyUser: (
   viewer: Viewer,
   password: Redacted.Redacted<string>
-): Effect.Effect<UserRecord, SignInRefused | StorageError, UserStore | PasswordHasher | RateLimiter> =>
-  Effect.gen(function* () {
+) => Effect.Effect<UserRecord, SignInRefused | StorageError, UserStore | PasswordHasher | RateLimiter> =
+  Effect.fnUntraced(function* (viewer: Viewer, password: Redacted.Redacted<string>) {
     const store = yield* UserStore
     const hasher = yield* PasswordHasher
     const now = yield* Clock.currentTimeMillis

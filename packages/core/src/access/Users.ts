@@ -11,6 +11,7 @@
  * change hands back a fresh session for the browser that made it.
  */
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -68,6 +69,47 @@ const issueToken = Effect.fnUntraced(function* (user: UserRecord, purpose: Token
 })
 
 /**
+ * The user and the link of {@link invite}, in its transaction: a new user, or a new link for one
+ * invited to this account before who never signed up.
+ */
+const inviteUser = Effect.fnUntraced(function* (
+  store: Context.Tag.Service<UserStore>,
+  input: { readonly customerNo: string; readonly role?: Role },
+  email: string,
+  inviter: Viewer | undefined,
+  now: number
+) {
+  const existing = yield* store.findUserByEmail(email)
+  if (Option.isSome(existing)) {
+    const pending = existing.value
+    // Invited here before and never signed up: send a new link rather than refuse.
+    if (pending.customerNo === input.customerNo && pending.passwordHash === null) {
+      const issued = yield* issueToken(pending, "invite", now)
+      return { user: pending, token: issued.token, created: false }
+    }
+    return yield* new UserExists({ email })
+  }
+  // Without a role given, an account's first user is its owner (someone must manage keys and
+  // users); every later one a member.
+  const role =
+    input.role ?? ((yield* store.listUsers(input.customerNo)).some((u) => u.role === "owner") ? "member" : "owner")
+  const user: UserRecord = {
+    userId: `usr_${yield* Ulid.make}`,
+    customerNo: input.customerNo,
+    email,
+    role,
+    passwordHash: null,
+    passwordVersion: 0,
+    passwordChangedAt: null,
+    invitedBy: inviter?.email ?? null,
+    createdAt: now
+  }
+  if (!(yield* store.insertUser(user))) return yield* new UserExists({ email })
+  const issued = yield* issueToken(user, "invite", now)
+  return { user, token: issued.token, created: true }
+})
+
+/**
  * Invites `email` to the account: a user without a password and a one-time link by e-mail. A
  * signed-in inviter (`invitedBy`) must be an owner of that account and have entered the password
  * in the last 10 minutes; an operator (no `invitedBy`) needs neither. Without a `role`, the
@@ -102,38 +144,7 @@ export const invite = Effect.fn("Users.invite")(function* (input: {
   if (Option.isNone(account)) return yield* new AccountNotFound({ customerNo: input.customerNo })
   const store = yield* UserStore
   const tx = yield* Transactor
-  const { user, token, created } = yield* tx.withTransaction(
-    Effect.gen(function* () {
-      const existing = yield* store.findUserByEmail(email)
-      if (Option.isSome(existing)) {
-        const pending = existing.value
-        // Invited here before and never signed up: send a new link rather than refuse.
-        if (pending.customerNo === input.customerNo && pending.passwordHash === null) {
-          const issued = yield* issueToken(pending, "invite", now)
-          return { user: pending, token: issued.token, created: false }
-        }
-        return yield* new UserExists({ email })
-      }
-      // Without a role given, an account's first user is its owner (someone must manage keys and
-      // users); every later one a member.
-      const role =
-        input.role ?? ((yield* store.listUsers(input.customerNo)).some((u) => u.role === "owner") ? "member" : "owner")
-      const user: UserRecord = {
-        userId: `usr_${yield* Ulid.make}`,
-        customerNo: input.customerNo,
-        email,
-        role,
-        passwordHash: null,
-        passwordVersion: 0,
-        passwordChangedAt: null,
-        invitedBy: inviter?.email ?? null,
-        createdAt: now
-      }
-      if (!(yield* store.insertUser(user))) return yield* new UserExists({ email })
-      const issued = yield* issueToken(user, "invite", now)
-      return { user, token: issued.token, created: true }
-    })
-  )
+  const { user, token, created } = yield* tx.withTransaction(inviteUser(store, input, email, inviter, now))
   const mailer = yield* Mailer
   yield* mailer
     .send({
@@ -179,6 +190,29 @@ const checkPassword = (password: Redacted.Redacted<string>, email: string) => {
 }
 
 /**
+ * The writes of {@link replacePassword}, in its transaction: the new password if `beforeChange`
+ * allows it and the version is still the user's, and the end of the user's sessions.
+ */
+const writePassword = Effect.fnUntraced(function* (
+  store: Context.Tag.Service<UserStore>,
+  user: UserRecord,
+  hash: string,
+  beforeChange: Effect.Effect<boolean, StorageError>,
+  now: number
+) {
+  if (!(yield* beforeChange)) return false
+  const set = yield* store.setPassword({
+    customerNo: user.customerNo,
+    userId: user.userId,
+    passwordHash: hash,
+    expectedVersion: user.passwordVersion,
+    changedAt: now
+  })
+  if (set) yield* store.deleteUserSessions(user.customerNo, user.userId)
+  return set
+})
+
+/**
  * Sets the user's password if its version is still `expectedVersion`, ends every session of the
  * user, and starts a new one for the caller. False (nothing changed) when the version moved.
  */
@@ -190,20 +224,7 @@ const replacePassword = Effect.fnUntraced(function* (
   const store = yield* UserStore
   const tx = yield* Transactor
   const now = yield* Clock.currentTimeMillis
-  const changed = yield* tx.withTransaction(
-    Effect.gen(function* () {
-      if (!(yield* beforeChange)) return false
-      const set = yield* store.setPassword({
-        customerNo: user.customerNo,
-        userId: user.userId,
-        passwordHash: hash,
-        expectedVersion: user.passwordVersion,
-        changedAt: now
-      })
-      if (set) yield* store.deleteUserSessions(user.customerNo, user.userId)
-      return set
-    })
-  )
+  const changed = yield* tx.withTransaction(writePassword(store, user, hash, beforeChange, now))
   if (!changed) return Option.none()
   const updated: UserRecord = {
     ...user,
@@ -304,6 +325,20 @@ export const list = Effect.fn("Users.list")(function* (customerNo: string) {
   return users.map(summary)
 })
 
+/** The checks and the removal of {@link remove}, in its transaction, on the users as stored now. */
+const removeUser = Effect.fnUntraced(function* (store: Context.Tag.Service<UserStore>, viewer: Viewer, userId: string) {
+  const users = yield* store.listUsers(viewer.customerNo)
+  // The role as stored now, not as the session saw it at sign-in.
+  if (users.find((u) => u.userId === viewer.userId)?.role !== "owner")
+    return yield* new NotAllowed({ reason: "not-owner", message: "Only an owner of the account can remove users." })
+  const target = users.find((u) => u.userId === userId)
+  if (target === undefined) return yield* new UserNotFound({ userId })
+  const owners = users.filter((u) => u.role === "owner" && u.userId !== userId)
+  if (target.role === "owner" && owners.length === 0)
+    return yield* new NotAllowed({ reason: "last-owner", message: "An account keeps at least one owner." })
+  yield* store.removeUser(viewer.customerNo, userId)
+})
+
 /** Removes a user of the viewer's account: owners only, never yourself, never the last owner. */
 export const remove = Effect.fn("Users.remove")(function* (viewer: Viewer, userId: string) {
   if (viewer.role !== "owner")
@@ -311,18 +346,5 @@ export const remove = Effect.fn("Users.remove")(function* (viewer: Viewer, userI
   if (userId === viewer.userId) return yield* new NotAllowed({ reason: "self", message: "You cannot remove yourself." })
   const store = yield* UserStore
   const tx = yield* Transactor
-  yield* tx.withTransaction(
-    Effect.gen(function* () {
-      const users = yield* store.listUsers(viewer.customerNo)
-      // The role as stored now, not as the session saw it at sign-in.
-      if (users.find((u) => u.userId === viewer.userId)?.role !== "owner")
-        return yield* new NotAllowed({ reason: "not-owner", message: "Only an owner of the account can remove users." })
-      const target = users.find((u) => u.userId === userId)
-      if (target === undefined) return yield* new UserNotFound({ userId })
-      const owners = users.filter((u) => u.role === "owner" && u.userId !== userId)
-      if (target.role === "owner" && owners.length === 0)
-        return yield* new NotAllowed({ reason: "last-owner", message: "An account keeps at least one owner." })
-      yield* store.removeUser(viewer.customerNo, userId)
-    })
-  )
+  yield* tx.withTransaction(removeUser(store, viewer, userId))
 })

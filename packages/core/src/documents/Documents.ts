@@ -639,6 +639,43 @@ const storeFile = Effect.fnUntraced(function* (trackNo: string, bytes: Uint8Arra
   return { blobKey, contentType, id, now }
 })
 
+/** The rows of {@link addDocument}, in its transaction, once the file is stored. */
+const insertAttachment = Effect.fnUntraced(function* (
+  store: Context.Tag.Service<DocumentStore>,
+  input: AddDocumentInput,
+  blobKey: string,
+  contentType: ContentType,
+  id: string,
+  now: number
+) {
+  const order = yield* loadOrder(input.trackNo)
+  const current = (yield* store.listAll(order.trackNo)).filter(
+    (d) => d.kind === "attachment" && d.orderVersion === order.currentVersion
+  )
+  const batch = input.batch ?? Math.max(0, ...current.map((d) => d.batch)) + 1
+  const page = Math.max(0, ...current.filter((d) => d.batch === batch).map((d) => d.page)) + 1
+  const document = newDocument(
+    order,
+    {
+      kind: "attachment",
+      batch,
+      page,
+      type: input.type,
+      sourceId: input.sourceId ?? id,
+      contentType,
+      rotation: input.rotation ?? 0
+    },
+    blobKey,
+    input.bytes.byteLength,
+    id,
+    now,
+    now
+  )
+  yield* store.insertDocument(document)
+  yield* announce(order, document, now)
+  return document
+})
+
 /**
  * Adds an attachment page to the current order version (a new batch unless `batch` is given)
  * and appends `document.available`, in one transaction. The bytes are stored first.
@@ -655,36 +692,7 @@ export const addDocument = Effect.fn("Documents.addDocument")(function* (input: 
   const { blobKey, contentType, id, now } = yield* storeFile(input.trackNo, input.bytes)
   const store = yield* DocumentStore
   const tx = yield* Transactor
-  return yield* tx.withTransaction(
-    Effect.gen(function* () {
-      const order = yield* loadOrder(input.trackNo)
-      const current = (yield* store.listAll(order.trackNo)).filter(
-        (d) => d.kind === "attachment" && d.orderVersion === order.currentVersion
-      )
-      const batch = input.batch ?? Math.max(0, ...current.map((d) => d.batch)) + 1
-      const page = Math.max(0, ...current.filter((d) => d.batch === batch).map((d) => d.page)) + 1
-      const document = newDocument(
-        order,
-        {
-          kind: "attachment",
-          batch,
-          page,
-          type: input.type,
-          sourceId: input.sourceId ?? id,
-          contentType,
-          rotation: input.rotation ?? 0
-        },
-        blobKey,
-        input.bytes.byteLength,
-        id,
-        now,
-        now
-      )
-      yield* store.insertDocument(document)
-      yield* announce(order, document, now)
-      return document
-    })
-  )
+  return yield* tx.withTransaction(insertAttachment(store, input, blobKey, contentType, id, now))
 })
 
 export interface AddSignatureInput {
@@ -696,6 +704,31 @@ export interface AddSignatureInput {
   readonly capturedAt?: number | undefined
 }
 
+/** The rows of {@link addSignature}, in its transaction, once the file is stored. */
+const insertSignature = Effect.fnUntraced(function* (
+  store: Context.Tag.Service<DocumentStore>,
+  input: AddSignatureInput,
+  name: string,
+  blobKey: string,
+  contentType: ContentType,
+  id: string,
+  now: number
+) {
+  const order = yield* loadOrder(input.trackNo)
+  const document = newDocument(
+    order,
+    { kind: "signature", batch: 0, page: 1, type: "signature", sourceId: name, contentType, rotation: 0 },
+    blobKey,
+    input.bytes.byteLength,
+    id,
+    now,
+    input.capturedAt ?? now
+  )
+  yield* store.insertDocument(document)
+  yield* announce(order, document, now)
+  return document
+})
+
 /** Adds a signature (it becomes the latest if captured last) and appends `document.available`. */
 export const addSignature = Effect.fn("Documents.addSignature")(function* (input: AddSignatureInput) {
   const name = input.name.trim()
@@ -704,23 +737,7 @@ export const addSignature = Effect.fn("Documents.addSignature")(function* (input
   const { blobKey, contentType, id, now } = yield* storeFile(input.trackNo, input.bytes)
   const store = yield* DocumentStore
   const tx = yield* Transactor
-  return yield* tx.withTransaction(
-    Effect.gen(function* () {
-      const order = yield* loadOrder(input.trackNo)
-      const document = newDocument(
-        order,
-        { kind: "signature", batch: 0, page: 1, type: "signature", sourceId: name, contentType, rotation: 0 },
-        blobKey,
-        input.bytes.byteLength,
-        id,
-        now,
-        input.capturedAt ?? now
-      )
-      yield* store.insertDocument(document)
-      yield* announce(order, document, now)
-      return document
-    })
-  )
+  return yield* tx.withTransaction(insertSignature(store, input, name, blobKey, contentType, id, now))
 })
 
 /** What an operator can do to a document's visibility. */
@@ -746,6 +763,28 @@ export const setVisibility = Effect.fn("Documents.setVisibility")(function* (id:
   return updated
 })
 
+/** The new version of {@link replaceDocument}, in its transaction, once the new file is stored. */
+const replaceFile = Effect.fnUntraced(function* (
+  document: DocumentRecord,
+  contentType: ContentType,
+  blobKey: string,
+  bytes: Uint8Array,
+  now: number
+) {
+  const order = yield* loadOrder(document.trackNo)
+  const updated: DocumentRecord = {
+    ...document,
+    contentType,
+    blobKey,
+    size: bytes.byteLength,
+    version: document.version + 1,
+    updatedAt: now
+  }
+  yield* Effect.flatMap(DocumentStore, (s) => s.updateDocument(updated, document.version))
+  yield* announce(order, updated, now, { replaced: true })
+  return updated
+})
+
 /**
  * Replaces a document's file (same place, type and rotation; the format may change) and bumps
  * its version, so links to the old file die; appends `document.available` for the new file.
@@ -759,22 +798,7 @@ export const replaceDocument = Effect.fn("Documents.replaceDocument")(function* 
   const blobKey = yield* blobs.put(bytes)
   const tx = yield* Transactor
   const now = yield* Clock.currentTimeMillis
-  return yield* tx.withTransaction(
-    Effect.gen(function* () {
-      const order = yield* loadOrder(document.trackNo)
-      const updated: DocumentRecord = {
-        ...document,
-        contentType,
-        blobKey,
-        size: bytes.byteLength,
-        version: document.version + 1,
-        updatedAt: now
-      }
-      yield* Effect.flatMap(DocumentStore, (s) => s.updateDocument(updated, document.version))
-      yield* announce(order, updated, now, { replaced: true })
-      return updated
-    })
-  )
+  return yield* tx.withTransaction(replaceFile(document, contentType, blobKey, bytes, now))
 })
 
 /**

@@ -173,6 +173,17 @@ const hit = (bucket: string, rule: RateLimitRule, refused: ProvisioningRateLimit
     )
   )
 
+/** The hourly and daily budgets of {@link limitClient} for a known client address. */
+const limitAddress = Effect.fnUntraced(function* (
+  address: ClientIp.Address,
+  refused: ProvisioningRateLimited["refused"]
+) {
+  const limits = yield* limitsOf
+  const ip = ClientIp.blockKey(address)
+  yield* hit(`prov:ip:h:${ip}`, limits.perIpHour, refused)
+  yield* hit(`prov:ip:d:${ip}`, limits.perIpDay, refused)
+})
+
 /**
  * The per-client-address limits (DECISIONS.md: 5 an hour, 20 a day; IPv6 per /64): one budget
  * of verification e-mails a client address can make the server send, spent alike by
@@ -182,13 +193,7 @@ const hit = (bucket: string, rule: RateLimitRule, refused: ProvisioningRateLimit
 const limitClient = (client: Option.Option<ClientIp.Address>, refused: ProvisioningRateLimited["refused"]) =>
   Option.match(client, {
     onNone: () => Effect.void,
-    onSome: (address) =>
-      Effect.gen(function* () {
-        const limits = yield* limitsOf
-        const ip = ClientIp.blockKey(address)
-        yield* hit(`prov:ip:h:${ip}`, limits.perIpHour, refused)
-        yield* hit(`prov:ip:d:${ip}`, limits.perIpDay, refused)
-      })
+    onSome: (address) => limitAddress(address, refused)
   })
 
 const rejected = (reason: Registration.Reason, retryAfterMs?: number) =>
@@ -212,6 +217,42 @@ export const enabled: Effect.Effect<boolean> = Effect.map(
 
 class LostRace extends Schema.TaggedError<LostRace>()("LostRace", {}) {}
 
+/** One try of {@link advance}, in its transaction: a lost version race fails with `LostRace`. */
+const advanceRound = Effect.fnUntraced(function* <E, R>(
+  store: ProvisioningStoreShape,
+  limits: ProvisioningLimits,
+  load: Effect.Effect<Option.Option<RegistrationRecord>, StorageError, ProvisioningStore>,
+  move: (record: RegistrationRecord, now: number) => Effect.Effect<Registration.Move, never, KeyRing | Entropy>,
+  beforeCommit: (record: RegistrationRecord, outcome: Registration.Outcome) => Effect.Effect<RegistrationRecord, E, R>
+) {
+  const found = yield* load
+  if (Option.isNone(found)) return yield* new RegistrationNotFound()
+  const record = found.value
+  const now = yield* Clock.currentTimeMillis
+  const decision = Registration.decide(record.state, yield* move(record, now), limits)
+  let next: RegistrationRecord = decision.state === record.state ? record : { ...record, state: decision.state }
+  if (decision.outcome._tag !== "Rejected") next = yield* beforeCommit(next, decision.outcome)
+  if (next !== record) {
+    next = { ...next, updatedAt: now, version: record.version + 1 }
+    if (!(yield* store.update(next))) return yield* new LostRace()
+  }
+  return { record: next, outcome: decision.outcome }
+})
+
+/** The transaction of {@link advance}, tried again while it loses the version race. */
+const advanceRetrying = Effect.fnUntraced(function* <E, R>(
+  load: Effect.Effect<Option.Option<RegistrationRecord>, StorageError, ProvisioningStore>,
+  move: (record: RegistrationRecord, now: number) => Effect.Effect<Registration.Move, never, KeyRing | Entropy>,
+  beforeCommit: (record: RegistrationRecord, outcome: Registration.Outcome) => Effect.Effect<RegistrationRecord, E, R>
+) {
+  const store = yield* ProvisioningStore
+  const tx = yield* Transactor
+  const limits = yield* limitsOf
+  return yield* tx
+    .withTransaction(advanceRound(store, limits, load, move, beforeCommit))
+    .pipe(Effect.retry({ times: 100, while: (e) => e instanceof LostRace }))
+})
+
 /**
  * Applies one move to the registration `load` finds, in a transaction, storing the new state
  * if it changed. `beforeCommit` runs in the same transaction for accepted moves (creating the
@@ -225,29 +266,7 @@ const advance = <E = never, R = never>(
     outcome: Registration.Outcome
   ) => Effect.Effect<RegistrationRecord, E, R> = (r) => Effect.succeed(r)
 ) =>
-  Effect.gen(function* () {
-    const store = yield* ProvisioningStore
-    const tx = yield* Transactor
-    const limits = yield* limitsOf
-    return yield* tx
-      .withTransaction(
-        Effect.gen(function* () {
-          const found = yield* load
-          if (Option.isNone(found)) return yield* new RegistrationNotFound()
-          const record = found.value
-          const now = yield* Clock.currentTimeMillis
-          const decision = Registration.decide(record.state, yield* move(record, now), limits)
-          let next: RegistrationRecord = decision.state === record.state ? record : { ...record, state: decision.state }
-          if (decision.outcome._tag !== "Rejected") next = yield* beforeCommit(next, decision.outcome)
-          if (next !== record) {
-            next = { ...next, updatedAt: now, version: record.version + 1 }
-            if (!(yield* store.update(next))) return yield* new LostRace()
-          }
-          return { record: next, outcome: decision.outcome }
-        })
-      )
-      .pipe(Effect.retry({ times: 100, while: (e) => e instanceof LostRace }))
-  }).pipe(
+  advanceRetrying(load, move, beforeCommit).pipe(
     Effect.catchTag("LostRace", () => Effect.dieMessage("Provisioning: registration kept changing")),
     Effect.flatMap(({ outcome, record }) =>
       outcome._tag === "Rejected"
@@ -548,6 +567,63 @@ export interface Started {
 }
 
 /**
+ * What {@link start} adds in the registration's transaction when the machine accepts a new
+ * number: the account and its owner user.
+ */
+const createRegistered = Effect.fnUntraced(function* (
+  accounts: Context.Tag.Service<AccountStore>,
+  store: ProvisioningStoreShape,
+  record: RegistrationRecord,
+  outcome: Registration.Outcome
+) {
+  if (outcome._tag !== "Started" || !outcome.created) return record
+  if (yield* emailHasCustomer(store, record.email)) return yield* new AlreadyRegistered()
+  const now = yield* Clock.currentTimeMillis
+  const account: AccountRecord = {
+    customerNo: outcome.customerNo,
+    name: record.emailDomain,
+    cancelMode: "local",
+    rateCard: null,
+    ipAllowlist: [],
+    createdAt: now
+  }
+  yield* accounts.insertAccount(account)
+  // The registrant becomes the account's owner user, signing in to the portal with the
+  // password given at pre-register. One sign-in name is one user across all accounts.
+  const owner = yield* Effect.flatMap(UserStore, (users) =>
+    Effect.flatMap(Ulid.make, (id) =>
+      users.insertUser({
+        userId: `usr_${id}`,
+        customerNo: outcome.customerNo,
+        email: record.email,
+        role: "owner",
+        passwordHash: record.passwordHash,
+        passwordVersion: 1,
+        passwordChangedAt: now,
+        invitedBy: null,
+        createdAt: now
+      })
+    )
+  )
+  if (!owner) return yield* new AlreadyRegistered()
+  return record
+})
+
+/** One try of {@link start}, with a fresh customer number (a taken one fails with `DuplicateKey`). */
+const startAttempt = Effect.fnUntraced(function* (
+  accounts: Context.Tag.Service<AccountStore>,
+  store: ProvisioningStoreShape,
+  input: { readonly validationKey: string }
+) {
+  const candidate = yield* customerNumber
+  return yield* withKey(
+    input.validationKey,
+    (hash, now) => ({ _tag: "Start", validationKeyHash: hash, customerNo: candidate, now }),
+    (record, outcome) => createRegistered(accounts, store, record, outcome)
+  )
+})
+
+/**
  * `start`: creates the customer record (no keys yet) and its owner user (the registrant, with
  * the registration's password hash); repeated calls return the same number. The machine gets a
  * fresh number; when it accepts it, the account and the user are inserted in the same
@@ -557,48 +633,9 @@ export interface Started {
 export const start = Effect.fn("Provisioning.start")(function* (input: { readonly validationKey: string }) {
   const accounts = yield* AccountStore
   const store = yield* ProvisioningStore
-  const attempt = Effect.gen(function* () {
-    const candidate = yield* customerNumber
-    return yield* withKey(
-      input.validationKey,
-      (hash, now) => ({ _tag: "Start", validationKeyHash: hash, customerNo: candidate, now }),
-      (record, outcome) =>
-        Effect.gen(function* () {
-          if (outcome._tag !== "Started" || !outcome.created) return record
-          if (yield* emailHasCustomer(store, record.email)) return yield* new AlreadyRegistered()
-          const now = yield* Clock.currentTimeMillis
-          const account: AccountRecord = {
-            customerNo: outcome.customerNo,
-            name: record.emailDomain,
-            cancelMode: "local",
-            rateCard: null,
-            ipAllowlist: [],
-            createdAt: now
-          }
-          yield* accounts.insertAccount(account)
-          // The registrant becomes the account's owner user, signing in to the portal with the
-          // password given at pre-register. One sign-in name is one user across all accounts.
-          const owner = yield* Effect.flatMap(UserStore, (users) =>
-            Effect.flatMap(Ulid.make, (id) =>
-              users.insertUser({
-                userId: `usr_${id}`,
-                customerNo: outcome.customerNo,
-                email: record.email,
-                role: "owner",
-                passwordHash: record.passwordHash,
-                passwordVersion: 1,
-                passwordChangedAt: now,
-                invitedBy: null,
-                createdAt: now
-              })
-            )
-          )
-          if (!owner) return yield* new AlreadyRegistered()
-          return record
-        })
-    )
-  })
-  const { record } = yield* attempt.pipe(Effect.retry({ times: 8, while: (e) => e instanceof DuplicateKey }))
+  const { record } = yield* startAttempt(accounts, store, input).pipe(
+    Effect.retry({ times: 8, while: (e) => e instanceof DuplicateKey })
+  )
   return {
     customerNo: record.state.customerNo ?? "",
     frequentCallerId: "",
@@ -644,6 +681,31 @@ export interface Activated {
   readonly lastName: string
   readonly keys: Option.Option<{ readonly live: Redacted.Redacted<string>; readonly test: Redacted.Redacted<string> }>
 }
+
+/**
+ * What {@link step1} does in the registration's transaction when the machine activates it: the
+ * account gets its name and, the first time, its live and test keys (handed to `onIssued`).
+ */
+const activate = Effect.fnUntraced(function* (
+  accounts: Context.Tag.Service<AccountStore>,
+  profile: Profile,
+  record: RegistrationRecord,
+  outcome: Registration.Outcome,
+  onIssued: (keys: Activated["keys"]) => void
+) {
+  if (outcome._tag !== "Activated") return record
+  const now = yield* Clock.currentTimeMillis
+  const account = yield* accounts.findAccount(outcome.customerNo)
+  if (Option.isSome(account)) yield* accounts.updateAccount({ ...account.value, name: profile.customerName! })
+  if (outcome.first) {
+    const live = yield* issueKey(outcome.customerNo, "live", now)
+    const test = yield* issueKey(outcome.customerNo, "test", now)
+    yield* accounts.putKey(live.record)
+    yield* accounts.putKey(test.record)
+    onIssued(Option.some({ live: live.key, test: test.key }))
+  }
+  return { ...record, profile: { ...record.profile, ...profile } }
+})
 
 /**
  * `step1`: the primary user (the registrant, with the verified address and the hashed
@@ -692,19 +754,8 @@ export const step1 = Effect.fn("Provisioning.step1")(function* (input: Step1Inpu
     input.validationKey,
     (hash, now) => ({ _tag: "Step1", validationKeyHash: hash, now }),
     (record, outcome) =>
-      Effect.gen(function* () {
-        if (outcome._tag !== "Activated") return record
-        const now = yield* Clock.currentTimeMillis
-        const account = yield* accounts.findAccount(outcome.customerNo)
-        if (Option.isSome(account)) yield* accounts.updateAccount({ ...account.value, name: profile.customerName! })
-        if (outcome.first) {
-          const live = yield* issueKey(outcome.customerNo, "live", now)
-          const test = yield* issueKey(outcome.customerNo, "test", now)
-          yield* accounts.putKey(live.record)
-          yield* accounts.putKey(test.record)
-          issued = Option.some({ live: live.key, test: test.key })
-        }
-        return { ...record, profile: { ...record.profile, ...profile } }
+      activate(accounts, profile, record, outcome, (keys) => {
+        issued = keys
       })
   ).pipe(Effect.retry({ times: 8, while: (e) => e instanceof DuplicateKey }))
   return {

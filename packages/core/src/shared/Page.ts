@@ -129,25 +129,27 @@ export const decodeCursor = <K>(
  * Reads one page: decodes the cursor, asks `fetch` (a store's list method) for the slice, and
  * makes the cursor of the next page from the last item when more follow.
  */
-export const read = <K, A, E, R>(
+export const read: <K, A, E, R>(
   query: Query,
   keying: Keying<K, A>,
   fetch: (request: Request<K>) => Effect.Effect<Slice<A>, E, R>
-): Effect.Effect<Page<A>, E | InvalidPage, R> =>
-  Effect.gen(function* () {
-    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > maxLimit) {
-      return yield* new InvalidPage({ message: limitMessage })
-    }
-    const startingAfter =
-      query.startingAfter === undefined ? undefined : yield* decodeCursor(keying, query.startingAfter)
-    const slice = yield* fetch({ limit: query.limit, startingAfter })
-    const last = slice.items[slice.items.length - 1]
-    return {
-      items: slice.items,
-      hasMore: slice.hasMore,
-      nextCursor: slice.hasMore && last !== undefined ? encodeCursor(keying, keying.of(last)) : null
-    }
-  })
+) => Effect.Effect<Page<A>, E | InvalidPage, R> = Effect.fnUntraced(function* <K, A, E, R>(
+  query: Query,
+  keying: Keying<K, A>,
+  fetch: (request: Request<K>) => Effect.Effect<Slice<A>, E, R>
+) {
+  if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > maxLimit) {
+    return yield* new InvalidPage({ message: limitMessage })
+  }
+  const startingAfter = query.startingAfter === undefined ? undefined : yield* decodeCursor(keying, query.startingAfter)
+  const slice = yield* fetch({ limit: query.limit, startingAfter })
+  const last = slice.items[slice.items.length - 1]
+  return {
+    items: slice.items,
+    hasMore: slice.hasMore,
+    nextCursor: slice.hasMore && last !== undefined ? encodeCursor(keying, keying.of(last)) : null
+  }
+})
 
 /** The first `limit` of `rows` (fetched as `limit + 1`), and whether there were more. */
 export const sliceOf = <A>(rows: ReadonlyArray<A>, limit: number): Slice<A> => ({

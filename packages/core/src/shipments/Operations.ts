@@ -12,6 +12,7 @@
  * within one.
  */
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -37,6 +38,40 @@ export const load = (trackNo: string) =>
     )
   )
 
+/** The writes of {@link commit}, in its transaction: the shipment, then its events. */
+const writeTransition = Effect.fnUntraced(function* (
+  store: Context.Tag.Service<ShipmentStore>,
+  outbox: Context.Tag.Service<EventOutbox>,
+  shipment: ShipmentRecord,
+  transition: Lifecycle.Transition,
+  now: number,
+  ids: ReadonlyArray<string>
+) {
+  const updated = yield* store.update({
+    trackNo: shipment.trackNo,
+    expectedVersion: shipment.version,
+    state: transition.state,
+    driverId: transition.driverId,
+    stops: transition.stops,
+    updatedAt: now
+  })
+  const events: Array<DomainEvent> = []
+  for (const [i, e] of transition.events.entries()) {
+    events.push(
+      yield* outbox.append({
+        id: ids[i]!,
+        type: e.type,
+        customerNo: shipment.customerNo,
+        trackNo: shipment.trackNo,
+        livemode: shipment.livemode,
+        occurredAt: now,
+        data: { track_no: shipment.trackNo, state: transition.state, ...e.data }
+      })
+    )
+  }
+  return { shipment: updated, events }
+})
+
 /**
  * Applies a decided transition to the version it was decided from: the new state and stop
  * statuses, and its events with ids and times, in one transaction.
@@ -51,33 +86,7 @@ export const commit = Effect.fn("Operations.commit")(function* (
   const now = yield* Clock.currentTimeMillis
   const ids: Array<string> = []
   for (let i = 0; i < transition.events.length; i++) ids.push(yield* Ulid.eventId)
-  return yield* tx.withTransaction(
-    Effect.gen(function* () {
-      const updated = yield* store.update({
-        trackNo: shipment.trackNo,
-        expectedVersion: shipment.version,
-        state: transition.state,
-        driverId: transition.driverId,
-        stops: transition.stops,
-        updatedAt: now
-      })
-      const events: Array<DomainEvent> = []
-      for (const [i, e] of transition.events.entries()) {
-        events.push(
-          yield* outbox.append({
-            id: ids[i]!,
-            type: e.type,
-            customerNo: shipment.customerNo,
-            trackNo: shipment.trackNo,
-            livemode: shipment.livemode,
-            occurredAt: now,
-            data: { track_no: shipment.trackNo, state: transition.state, ...e.data }
-          })
-        )
-      }
-      return { shipment: updated, events }
-    })
-  )
+  return yield* tx.withTransaction(writeTransition(store, outbox, shipment, transition, now, ids))
 })
 
 /**

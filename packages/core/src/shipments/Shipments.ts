@@ -92,17 +92,19 @@ export interface ShipmentDetail {
  * Reads one of the account's shipments or fails with `ShipmentNotFound` (also for another
  * account's shipment, and for text that cannot be a tracking number).
  */
-export const loadOwned = (
+export const loadOwned: (
   customerNo: string,
   trackNo: string
-): Effect.Effect<ShipmentRecord, ShipmentNotFound | StorageError, ShipmentStore> =>
-  Effect.gen(function* () {
-    const found = Cancel.TRACKING_NUMBER.test(trackNo)
-      ? yield* Effect.flatMap(ShipmentStore, (s) => s.findByTrackNo(trackNo))
-      : Option.none()
-    if (Option.isNone(found) || found.value.customerNo !== customerNo) return yield* new ShipmentNotFound({ trackNo })
-    return found.value
-  })
+) => Effect.Effect<ShipmentRecord, ShipmentNotFound | StorageError, ShipmentStore> = Effect.fnUntraced(function* (
+  customerNo: string,
+  trackNo: string
+) {
+  const found = Cancel.TRACKING_NUMBER.test(trackNo)
+    ? yield* Effect.flatMap(ShipmentStore, (s) => s.findByTrackNo(trackNo))
+    : Option.none()
+  if (Option.isNone(found) || found.value.customerNo !== customerNo) return yield* new ShipmentNotFound({ trackNo })
+  return found.value
+})
 
 /** One shipment of the account with its events, visible documents and whether it can be canceled. */
 export const detail = Effect.fn("Shipments.detail")(function* (

@@ -82,11 +82,11 @@ export const retentionMs = 30 * 24 * 60 * 60 * 1000
  * has set a password, when the host has a Mailer. Best effort: no owner or a failed send is
  * logged and never stops delivery of other endpoints.
  */
-const tellOwner = (
-  endpoint: { readonly id: string; readonly url: string; readonly customerNo: string },
-  reason: "gone" | "failing"
-) =>
-  Effect.gen(function* () {
+const tellOwner = Effect.fnUntraced(
+  function* (
+    endpoint: { readonly id: string; readonly url: string; readonly customerNo: string },
+    reason: "gone" | "failing"
+  ) {
     const mailer = yield* Effect.serviceOption(Mailer)
     const users = yield* Effect.serviceOption(UserStore)
     if (Option.isNone(mailer) || Option.isNone(users)) return
@@ -102,13 +102,16 @@ const tellOwner = (
         reason
       })
     )
-  }).pipe(
-    Effect.catchAllCause((cause) =>
-      Effect.logWarning("waybill webhooks: could not tell the owner about a disabled endpoint", cause).pipe(
-        Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
+  },
+  (effect, endpoint) =>
+    effect.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("waybill webhooks: could not tell the owner about a disabled endpoint", cause).pipe(
+          Effect.annotateLogs({ endpoint: endpoint.id, customer_no: endpoint.customerNo })
+        )
       )
     )
-  )
+)
 
 /** After this long of nothing but failures an endpoint is disabled. */
 export const disableAfterMs = 5 * 24 * 60 * 60 * 1000
@@ -159,8 +162,8 @@ const sealingKey = Effect.fnUntraced(function* (keyId: Option.Option<string>) {
  * Seals a signing secret for storage: AES-256-GCM under a key derived from the KeyRing's
  * `webhook` secret, so a copy of the database alone cannot forge deliveries.
  */
-export const sealSecret = (secret: Redacted.Redacted<string>): Effect.Effect<string, never, KeyRing | Entropy> =>
-  Effect.gen(function* () {
+export const sealSecret: (secret: Redacted.Redacted<string>) => Effect.Effect<string, never, KeyRing | Entropy> =
+  Effect.fnUntraced(function* (secret: Redacted.Redacted<string>) {
     const { ring, key } = yield* sealingKey(Option.none())
     const iv = yield* Effect.flatMap(Entropy, (e) => e.bytes(12))
     const sealed = yield* ring.seal(key, iv, NO_AAD, utf8(Redacted.value(secret)))
@@ -168,8 +171,8 @@ export const sealSecret = (secret: Redacted.Redacted<string>): Effect.Effect<str
   })
 
 /** Opens a stored secret (one stored unsealed, by a host's own tooling, is used as is). */
-export const openSecret = (stored: string): Effect.Effect<Redacted.Redacted<string>, never, KeyRing> =>
-  Effect.gen(function* () {
+export const openSecret: (stored: string) => Effect.Effect<Redacted.Redacted<string>, never, KeyRing> =
+  Effect.fnUntraced(function* (stored: string) {
     if (!stored.startsWith(sealPrefix)) return Redacted.make(stored)
     const [keyId, ivText, ctText] = stored.slice(sealPrefix.length).split(":")
     const iv = decodeBase64Url(ivText ?? "")
@@ -945,6 +948,23 @@ const pump = (
     )
   }).pipe(Effect.scoped)
 
+/** The work of {@link dispatchOnce}, inside its span. */
+const dispatchRound = Effect.fnUntraced(function* (options: DispatchOptions) {
+  const store = yield* WebhookStore
+  const now = yield* Clock.currentTimeMillis
+  const claimed = yield* store.claimDue({
+    owner: options.owner,
+    now,
+    leaseMs: options.leaseMs ?? 60_000,
+    limit: options.batch ?? 64
+  })
+  const results = yield* Effect.forEach(claimed, (c) => deliverSafely(options.owner, c), {
+    concurrency: options.concurrency ?? 16
+  })
+  const delivered = results.filter((ok) => ok).length
+  return { claimed: claimed.length, delivered, failed: claimed.length - delivered }
+})
+
 /**
  * One round: lease due deliveries, send them (shipments in parallel, each shipment's events in
  * order, because only the oldest pending delivery of a shipment is ever claimable), record.
@@ -952,21 +972,7 @@ const pump = (
 export const dispatchOnce = (
   options: DispatchOptions
 ): Effect.Effect<DispatchSummary, StorageError, WebhookStore | WebhookTransport | KeyRing | Entropy> =>
-  Effect.gen(function* () {
-    const store = yield* WebhookStore
-    const now = yield* Clock.currentTimeMillis
-    const claimed = yield* store.claimDue({
-      owner: options.owner,
-      now,
-      leaseMs: options.leaseMs ?? 60_000,
-      limit: options.batch ?? 64
-    })
-    const results = yield* Effect.forEach(claimed, (c) => deliverSafely(options.owner, c), {
-      concurrency: options.concurrency ?? 16
-    })
-    const delivered = results.filter((ok) => ok).length
-    return { claimed: claimed.length, delivered, failed: claimed.length - delivered }
-  }).pipe(Effect.withSpan("Webhooks.dispatchOnce"))
+  dispatchRound(options).pipe(Effect.withSpan("Webhooks.dispatchOnce"))
 
 /**
  * The dispatcher loop, for a host to fork as a fiber: it keeps up to `concurrency` deliveries
