@@ -115,18 +115,19 @@ const readCapped = async (body: ReadableStream<Uint8Array>, limit: number): Prom
  * Reads a request's form: the content type must be urlencoded, the declared and the real size at
  * most {@link FORM_LIMIT_BYTES}.
  */
-export const readForm = (request: Request): Effect.Effect<Form, FormRejected> =>
-  Effect.gen(function* () {
-    const type = (request.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase()
-    if (type !== "application/x-www-form-urlencoded") return yield* Effect.fail(rejected(400, "Send the form."))
-    const declared = Number(request.headers.get("content-length") ?? "0")
-    if (Number.isFinite(declared) && declared > FORM_LIMIT_BYTES)
-      return yield* Effect.fail(rejected(413, "The form is too large."))
-    if (request.body === null) return emptyForm
-    const body = request.body
-    const bytes = yield* Effect.tryPromise({
-      try: () => readCapped(body, FORM_LIMIT_BYTES),
-      catch: () => rejected(400, "The form could not be read.")
-    })
-    return yield* parseForm(bytes)
+export const readForm: (request: Request) => Effect.Effect<Form, FormRejected> = Effect.fnUntraced(function* (
+  request: Request
+) {
+  const type = (request.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase()
+  if (type !== "application/x-www-form-urlencoded") return yield* Effect.fail(rejected(400, "Send the form."))
+  const declared = Number(request.headers.get("content-length") ?? "0")
+  if (Number.isFinite(declared) && declared > FORM_LIMIT_BYTES)
+    return yield* Effect.fail(rejected(413, "The form is too large."))
+  if (request.body === null) return emptyForm
+  const body = request.body
+  const bytes = yield* Effect.tryPromise({
+    try: () => readCapped(body, FORM_LIMIT_BYTES),
+    catch: () => rejected(400, "The form could not be read.")
   })
+  return yield* parseForm(bytes)
+})

@@ -243,8 +243,10 @@ const InvitePage = (props: {
 )
 
 /** `GET /account/invite`: the invite form (owners, with a recent password: else `/confirm` first). */
-export const invitePage = viewerRoute("GET", "/account/invite", (ctx) =>
-  Effect.gen(function* () {
+export const invitePage = viewerRoute(
+  "GET",
+  "/account/invite",
+  Effect.fnUntraced(function* (ctx: ViewerContext) {
     if (ctx.user.role !== "owner") return forbidden(ctx, "Only an owner of the account can invite users.")
     if (!Sessions.isRecent(ctx.user, yield* Clock.currentTimeMillis))
       return redirect(confirmHref(ctx, ctx.href("/account/invite")))
@@ -305,8 +307,10 @@ const RemovePage = (props: { readonly ctx: ViewerContext; readonly user: User.Us
 )
 
 /** `GET /account/users/:userId/remove`: asks before removing (owners). */
-export const removeAsk = viewerRoute("GET", "/account/users/:userId/remove", (ctx) =>
-  Effect.gen(function* () {
+export const removeAsk = viewerRoute(
+  "GET",
+  "/account/users/:userId/remove",
+  Effect.fnUntraced(function* (ctx: ViewerContext) {
     if (ctx.user.role !== "owner") return forbidden(ctx, "Only an owner of the account can remove users.")
     const users = yield* Users.list(ctx.user.customerNo)
     const target = users.find((u) => u.userId === ctx.params["userId"])

@@ -187,8 +187,10 @@ const keysHref = (ctx: ViewerContext, filter: ActivityForm, cursor?: string): st
 }
 
 /** `GET /keys`: the key slots and a page of the activity. Bad filters or cursors: a notice, never a 500. */
-export const keysPage = viewerRoute("GET", "/keys", (ctx) =>
-  Effect.gen(function* () {
+export const keysPage = viewerRoute(
+  "GET",
+  "/keys",
+  Effect.fnUntraced(function* (ctx: ViewerContext) {
     const params = ctx.url.searchParams
     const filter: ActivityForm = {
       mode: (params.get("mode") ?? "").slice(0, 10),
@@ -278,8 +280,10 @@ const NewKeyPage = (props: { readonly ctx: ViewerContext; readonly mode: KeyMode
 const regenerateStep = (ctx: ViewerContext, mode: KeyMode) => ctx.href(`/keys/${mode}/regenerate`)
 
 /** `GET /keys/:mode/regenerate`: asks before regenerating; first the password when it is not recent. */
-export const regenerateAsk = viewerRoute("GET", "/keys/:mode/regenerate", (ctx) =>
-  Effect.gen(function* () {
+export const regenerateAsk = viewerRoute(
+  "GET",
+  "/keys/:mode/regenerate",
+  Effect.fnUntraced(function* (ctx: ViewerContext) {
     const mode = ctx.params["mode"]
     if (!isMode(mode)) return page(404, <ErrorPage chrome={ctx.chrome} status={404} />)
     if (ctx.user.role !== "owner") return notOwner(ctx)

@@ -51,8 +51,10 @@ const listHref = (ctx: ViewerContext, q: string, startingAfter?: string) => {
 }
 
 /** `GET /shipments`: one page of the account's shipments, optionally narrowed by the search term. */
-export const shipmentList = viewerRoute("GET", "/shipments", (ctx) =>
-  Effect.gen(function* () {
+export const shipmentList = viewerRoute(
+  "GET",
+  "/shipments",
+  Effect.fnUntraced(function* (ctx: ViewerContext) {
     const q = (ctx.url.searchParams.get("q") ?? "").trim()
     const customerNo = ctx.user.customerNo
     const parsed = Page.parseQuery(String(SHIPMENTS_PER_PAGE), ctx.url.searchParams.get("starting_after"))
@@ -87,26 +89,36 @@ export const shipmentList = viewerRoute("GET", "/shipments", (ctx) =>
 )
 
 /** `GET /shipments/:trackingNo`: the shipment, its documents' links, and Cancel while it can be. */
-export const shipmentPage = viewerRoute("GET", "/shipments/:trackingNo", (ctx) =>
-  Effect.gen(function* () {
-    const trackNo = ctx.params["trackingNo"]!
-    const detail = yield* Shipments.detail(ctx.user.customerNo, trackNo)
-    const links =
-      detail.documents.length === 0
-        ? ({ keyMode: null, expiresAt: null, links: [] } satisfies Documents.DocumentLinks)
-        : yield* Documents.linksOf(ctx.user, detail.documents)
-    return page(200, <ShipmentPage chrome={ctx.chrome} href={ctx.href} detail={detail} links={links} />)
-  }).pipe(Effect.catchTag("ShipmentNotFound", () => Effect.succeed(notFound(ctx))))
+export const shipmentPage = viewerRoute(
+  "GET",
+  "/shipments/:trackingNo",
+  Effect.fnUntraced(
+    function* (ctx: ViewerContext) {
+      const trackNo = ctx.params["trackingNo"]!
+      const detail = yield* Shipments.detail(ctx.user.customerNo, trackNo)
+      const links =
+        detail.documents.length === 0
+          ? ({ keyMode: null, expiresAt: null, links: [] } satisfies Documents.DocumentLinks)
+          : yield* Documents.linksOf(ctx.user, detail.documents)
+      return page(200, <ShipmentPage chrome={ctx.chrome} href={ctx.href} detail={detail} links={links} />)
+    },
+    (effect, ctx) => effect.pipe(Effect.catchTag("ShipmentNotFound", () => Effect.succeed(notFound(ctx))))
+  )
 )
 
 /** `GET /shipments/:trackingNo/cancel`: asks before canceling; back to the shipment once it cannot be. */
-export const cancelConfirm = viewerRoute("GET", "/shipments/:trackingNo/cancel", (ctx) =>
-  Effect.gen(function* () {
-    const trackNo = ctx.params["trackingNo"]!
-    const detail = yield* Shipments.detail(ctx.user.customerNo, trackNo)
-    if (!detail.cancellable) return redirect(shipmentPath(ctx, trackNo), { flash: "shipment-not-cancellable" })
-    return page(200, <CancelPage chrome={ctx.chrome} href={ctx.href} shipment={detail.shipment} />)
-  }).pipe(Effect.catchTag("ShipmentNotFound", () => Effect.succeed(notFound(ctx))))
+export const cancelConfirm = viewerRoute(
+  "GET",
+  "/shipments/:trackingNo/cancel",
+  Effect.fnUntraced(
+    function* (ctx: ViewerContext) {
+      const trackNo = ctx.params["trackingNo"]!
+      const detail = yield* Shipments.detail(ctx.user.customerNo, trackNo)
+      if (!detail.cancellable) return redirect(shipmentPath(ctx, trackNo), { flash: "shipment-not-cancellable" })
+      return page(200, <CancelPage chrome={ctx.chrome} href={ctx.href} shipment={detail.shipment} />)
+    },
+    (effect, ctx) => effect.pipe(Effect.catchTag("ShipmentNotFound", () => Effect.succeed(notFound(ctx))))
+  )
 )
 
 /** `POST /shipments/:trackingNo/cancel`: cancels, then the shipment's page shows its new state. */

@@ -462,17 +462,20 @@ const DetailPage = (props: {
 }
 
 /** The endpoint's page with the log page `query` (404 for an endpoint not of the account). */
-const detail = (ctx: ViewerContext, query: Page.Query, state: DetailState = {}) =>
-  Effect.gen(function* () {
+const detail = Effect.fnUntraced(
+  function* (ctx: ViewerContext, query: Page.Query, state: DetailState = {}) {
     const now = yield* Clock.currentTimeMillis
     const { endpoint, page: log } = yield* Webhooks.account.log(ctx.user.customerNo, ctx.params["id"]!, query)
     return page(state.status ?? 200, <DetailPage ctx={ctx} now={now} endpoint={endpoint} log={log} state={state} />)
-  }).pipe(
-    Effect.catchTags({
-      WebhookNotFound: () => Effect.succeed(notFound(ctx)),
-      InvalidPage: (e) => Effect.succeed(badPage(ctx, e.message))
-    })
-  )
+  },
+  (effect, ctx) =>
+    effect.pipe(
+      Effect.catchTags({
+        WebhookNotFound: () => Effect.succeed(notFound(ctx)),
+        InvalidPage: (e) => Effect.succeed(badPage(ctx, e.message))
+      })
+    )
+)
 
 /** `GET /webhooks/:id`: the endpoint, its actions, and its delivery log (cursor pages). */
 export const endpointPage = viewerRoute("GET", "/webhooks/:id", (ctx) =>
@@ -558,8 +561,10 @@ export const rotateSecret = viewerRoute("POST", "/webhooks/:id/rotate", (ctx) =>
 )
 
 /** `POST /webhooks/:id/recover`: queues again what the endpoint missed since a UTC time. */
-export const recoverEvents = viewerRoute("POST", "/webhooks/:id/recover", (ctx) =>
-  Effect.gen(function* () {
+export const recoverEvents = viewerRoute(
+  "POST",
+  "/webhooks/:id/recover",
+  Effect.fnUntraced(function* (ctx: ViewerContext) {
     const value = (ctx.form.get("since") ?? "").trim()
     const since = parseUtcLocalInput(value)
     const now = yield* Clock.currentTimeMillis
