@@ -284,18 +284,20 @@ const perform = Effect.fnUntraced(function* (ctx: RouteContext, action: string, 
   }
 })
 
+const accountSetupAnswer = Effect.fnUntraced(function* (ctx: RouteContext) {
+  if (!(yield* Provisioning.enabled)) return failure(404, M.notFound)
+  // Blocked addresses get the same answer here as on every other endpoint.
+  yield* IpBlocks.check(ctx.client)
+  const actions = paramsOf(Wire.AccountSetupParams, ctx.url)("action")
+  if (actions.length > 1) return failure(400, M.actionRepeated, noStore)
+  const form = yield* formOf(ctx.request)
+  return yield* perform(ctx, actions[0] ?? "", form)
+})
+
 export const accountSetupRoute: Route = {
   methods: ["POST"],
   run: (ctx) =>
-    Effect.gen(function* () {
-      if (!(yield* Provisioning.enabled)) return failure(404, M.notFound)
-      // Blocked addresses get the same answer here as on every other endpoint.
-      yield* IpBlocks.check(ctx.client)
-      const actions = paramsOf(Wire.AccountSetupParams, ctx.url)("action")
-      if (actions.length > 1) return failure(400, M.actionRepeated, noStore)
-      const form = yield* formOf(ctx.request)
-      return yield* perform(ctx, actions[0] ?? "", form)
-    }).pipe(
+    accountSetupAnswer(ctx).pipe(
       Effect.catchTags({
         BodyTooLarge: () => Effect.succeed(failure(413, M.formTooLarge, noStore)),
         BodyUnreadable: () => Effect.succeed(failure(400, M.bodyUnreadable, noStore)),
@@ -363,6 +365,29 @@ const invalidPage = () =>
     Look.markup`<p class="notice error" role="alert">This verification link is not valid, has expired or was already used.</p><p>Request a new e-mail with <code>pre-register-resend</code>, or register again.</p>`
   )
 
+const verifyLinkAnswer = Effect.fnUntraced(function* (ctx: RouteContext) {
+  if (!(yield* Provisioning.enabled)) return failure(404, M.notFound)
+  if (ctx.request.method === "GET") {
+    const token = paramsOf(Wire.VerifyLinkParams, ctx.url)("token")[0] ?? ""
+    if (token === "" || !(yield* Provisioning.linkIsValid(token))) return yield* invalidPage()
+    // Only a button: a GET verifies nothing, so mail scanners that prefetch links cannot burn it.
+    return yield* page(
+      200,
+      "Confirm your e-mail address",
+      Look.markup`<p>Confirm that this address is yours to continue setting up your Waybill account.</p><form method="post" action="./"><input type="hidden" name="token" value="${token}"><button type="submit">Confirm my e-mail address</button></form>`
+    )
+  }
+  const form = yield* formOf(ctx.request)
+  const token = form.get("token") ?? paramsOf(Wire.VerifyLinkParams, ctx.url)("token")[0] ?? ""
+  if (token === "") return yield* invalidPage()
+  yield* Provisioning.followLink(token)
+  return yield* page(
+    200,
+    "E-mail address verified",
+    Look.markup`<p class="notice success" role="status">Email verified.</p><p>Your e-mail address is verified. You can continue the registration.</p>`
+  )
+})
+
 export const verifyLinkRoute: Route = {
   methods: ["GET", "POST"],
   methodNotAllowed: () => ({
@@ -371,28 +396,7 @@ export const verifyLinkRoute: Route = {
     body: "Method not allowed."
   }),
   run: (ctx) =>
-    Effect.gen(function* () {
-      if (!(yield* Provisioning.enabled)) return failure(404, M.notFound)
-      if (ctx.request.method === "GET") {
-        const token = paramsOf(Wire.VerifyLinkParams, ctx.url)("token")[0] ?? ""
-        if (token === "" || !(yield* Provisioning.linkIsValid(token))) return yield* invalidPage()
-        // Only a button: a GET verifies nothing, so mail scanners that prefetch links cannot burn it.
-        return yield* page(
-          200,
-          "Confirm your e-mail address",
-          Look.markup`<p>Confirm that this address is yours to continue setting up your Waybill account.</p><form method="post" action="./"><input type="hidden" name="token" value="${token}"><button type="submit">Confirm my e-mail address</button></form>`
-        )
-      }
-      const form = yield* formOf(ctx.request)
-      const token = form.get("token") ?? paramsOf(Wire.VerifyLinkParams, ctx.url)("token")[0] ?? ""
-      if (token === "") return yield* invalidPage()
-      yield* Provisioning.followLink(token)
-      return yield* page(
-        200,
-        "E-mail address verified",
-        Look.markup`<p class="notice success" role="status">Email verified.</p><p>Your e-mail address is verified. You can continue the registration.</p>`
-      )
-    }).pipe(
+    verifyLinkAnswer(ctx).pipe(
       Effect.catchTags({
         BodyTooLarge: () => invalidPage(),
         BodyUnreadable: () => invalidPage(),
