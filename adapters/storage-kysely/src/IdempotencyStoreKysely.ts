@@ -33,6 +33,18 @@ const toRecord = (row: Row): IdempotencyRecord => ({
         })
 })
 
+/** The columns a claim writes, by a first insert or by taking over a lapsed row: no answer yet. */
+const claimColumns = (claim: Parameters<IdempotencyStoreShape["claim"]>[0]) => ({
+  fingerprint: claim.fingerprint,
+  token: claim.token,
+  created_at: claim.createdAt,
+  locked_until: claim.lockedUntil,
+  expires_at: claim.expiresAt,
+  status: null,
+  headers: null,
+  body: null
+})
+
 /** `IdempotencyStore` over Kysely. */
 export const makeIdempotencyStore = (conn: Connection): IdempotencyStoreShape => {
   const { first, write } = conn
@@ -57,14 +69,7 @@ export const makeIdempotencyStore = (conn: Connection): IdempotencyStoreShape =>
             customer_no: claim.scope.customerNo,
             mode: claim.scope.mode,
             idem_key: claim.key,
-            fingerprint: claim.fingerprint,
-            token: claim.token,
-            created_at: claim.createdAt,
-            locked_until: claim.lockedUntil,
-            expires_at: claim.expiresAt,
-            status: null,
-            headers: null,
-            body: null
+            ...claimColumns(claim)
           })
           .onConflict((oc) => oc.columns(["customer_no", "mode", "idem_key"]).doNothing())
       )
@@ -85,16 +90,7 @@ export const makeIdempotencyStore = (conn: Connection): IdempotencyStoreShape =>
       write("idempotency.take-over", (c) =>
         c
           .updateTable("waybill_idempotency_keys")
-          .set({
-            fingerprint: claim.fingerprint,
-            token: claim.token,
-            created_at: claim.createdAt,
-            locked_until: claim.lockedUntil,
-            expires_at: claim.expiresAt,
-            status: null,
-            headers: null,
-            body: null
-          })
+          .set(claimColumns(claim))
           .where("customer_no", "=", claim.scope.customerNo)
           .where("mode", "=", claim.scope.mode)
           .where("idem_key", "=", claim.key)

@@ -40,21 +40,7 @@ const retryDuplicates = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   self.pipe(Effect.retry({ times: 8, while: (e) => e instanceof DuplicateKey }))
 
 const issueKey = Effect.fn("Accounts.issueKey")(function* (customerNo: string, mode: KeyMode, generation: number) {
-  const now = yield* Clock.currentTimeMillis
-  const key = yield* ApiKey.generate(mode)
-  const record: ApiKeyRecord = {
-    id: `key_${customerNo}_${mode}`,
-    customerNo,
-    mode,
-    status: "active",
-    generation,
-    hash: yield* ApiKey.hash(key),
-    hint: ApiKey.hint(Redacted.value(key)),
-    last4: ApiKey.last4(Redacted.value(key)),
-    createdAt: now,
-    updatedAt: now
-  }
-  return { key, record }
+  return yield* ApiKey.issue(customerNo, mode, generation, yield* Clock.currentTimeMillis)
 })
 
 /** One try of {@link createAccount}, in its transaction: a fresh customer number, the account and its keys. */

@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type { KeyMode } from "./Account.js"
+import type { ApiKeyRecord, KeyMode } from "./Account.js"
 import { Entropy, toHex, utf8, KeyRing, type KeySecret } from "../shared/index.js"
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -86,3 +86,25 @@ export const hashWith = (secret: KeySecret, key: Redacted.Redacted<string>): Eff
 /** Hex HMAC-SHA-256 of the key under the current `api-key` secret: what storage keeps for new keys. */
 export const hash = (key: Redacted.Redacted<string>): Effect.Effect<string, never, KeyRing> =>
   Effect.flatMap(KeyRing, (ring) => Effect.flatMap(ring.current("api-key"), (secret) => hashWith(secret, key)))
+
+/**
+ * A new active key for an account's `mode` slot (`key_<customerNo>_<mode>`) at `generation`: the
+ * secret, to be shown once, and the record to store, which keeps its hash, hint and last 4
+ * characters, never the key.
+ */
+export const issue = Effect.fnUntraced(function* (customerNo: string, mode: KeyMode, generation: number, now: number) {
+  const key = yield* generate(mode)
+  const record: ApiKeyRecord = {
+    id: `key_${customerNo}_${mode}`,
+    customerNo,
+    mode,
+    status: "active",
+    generation,
+    hash: yield* hash(key),
+    hint: hint(Redacted.value(key)),
+    last4: last4(Redacted.value(key)),
+    createdAt: now,
+    updatedAt: now
+  }
+  return { key, record }
+})

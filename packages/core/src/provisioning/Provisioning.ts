@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type { AccountRecord, ApiKeyRecord, KeyMode } from "../access/index.js"
+import type { AccountRecord } from "../access/index.js"
 import {
   AccountNotFound,
   AccountStore,
@@ -643,23 +643,6 @@ export const start = Effect.fn("Provisioning.start")(function* (input: { readonl
   } satisfies Started
 })
 
-const issueKey = Effect.fnUntraced(function* (customerNo: string, mode: KeyMode, now: number) {
-  const key = yield* ApiKey.generate(mode)
-  const record: ApiKeyRecord = {
-    id: `key_${customerNo}_${mode}`,
-    customerNo,
-    mode,
-    status: "active",
-    generation: 1,
-    hash: yield* ApiKey.hash(key),
-    hint: ApiKey.hint(Redacted.value(key)),
-    last4: ApiKey.last4(Redacted.value(key)),
-    createdAt: now,
-    updatedAt: now
-  }
-  return { key, record }
-})
-
 /** The step1 form (interface 4.5). */
 export interface Step1Input {
   readonly validationKey: string
@@ -698,8 +681,8 @@ const activate = Effect.fnUntraced(function* (
   const account = yield* accounts.findAccount(outcome.customerNo)
   if (Option.isSome(account)) yield* accounts.updateAccount({ ...account.value, name: profile.customerName! })
   if (outcome.first) {
-    const live = yield* issueKey(outcome.customerNo, "live", now)
-    const test = yield* issueKey(outcome.customerNo, "test", now)
+    const live = yield* ApiKey.issue(outcome.customerNo, "live", 1, now)
+    const test = yield* ApiKey.issue(outcome.customerNo, "test", 1, now)
     yield* accounts.putKey(live.record)
     yield* accounts.putKey(test.record)
     onIssued(Option.some({ live: live.key, test: test.key }))
