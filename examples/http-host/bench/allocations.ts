@@ -40,15 +40,19 @@ export interface Allocations {
   readonly totalBytes: number
 }
 
-/** Starts sampling (one sample per `intervalBytes` allocated, on average); `stop` sums the samples. */
-export const startAllocationSampling = async (intervalBytes = 32 * 1024) => {
+/**
+ * Starts sampling (one sample per `intervalBytes` allocated, on average); `stop` sums the samples.
+ * With `survivorsOnly`, objects that a young-generation collection freed are left out: what is
+ * counted is what lived long enough to be promoted to the old generation (or is still alive).
+ */
+export const startAllocationSampling = async (intervalBytes = 32 * 1024, survivorsOnly = false) => {
   const session = new Session()
   session.connect()
   await session.post("HeapProfiler.enable")
   await session.post("HeapProfiler.startSampling", {
     samplingInterval: intervalBytes,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true
+    includeObjectsCollectedByMinorGC: !survivorsOnly
   })
   return {
     stop: async (): Promise<Allocations> => {
@@ -86,7 +90,7 @@ export const printAllocations = (
   const kb = (bytes: number) => `${(bytes / 1024 / count).toFixed(1)} KB`
   const line = ([name, bytes]: readonly [string, number]) =>
     console.log(`${kb(bytes).padStart(10)} ${((bytes / totalBytes) * 100).toFixed(1).padStart(5)}%  ${name}`)
-  console.log(`allocated per ${unit} (sampled, collected objects included): ${kb(totalBytes)}`)
+  console.log(`allocated per ${unit} (sampled): ${kb(totalBytes)}`)
   byPackage.slice(0, 12).forEach(line)
   console.log("by allocating function:")
   byFunction.slice(0, Number(process.env["BENCH_ALLOC_ROWS"] ?? 15)).forEach(line)

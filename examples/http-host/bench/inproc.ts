@@ -5,10 +5,15 @@
  *
  *   pnpm build && cd examples/http-host && node --import tsx bench/inproc.ts \
  *     [--n 4000] [--sql] [--concurrency 32]
- *     [--profile out.cpuprofile] [--allocations] [--steps] [--fetch] [--quiet-logs]
+ *     [--profile out.cpuprofile] [--allocations] [--promoted] [--steps] [--fetch] [--quiet-logs]
+ *     [--pretenuring]
  *
  * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);
  * `--allocations` prints the bytes a booking allocates, by package (`bench/allocations.ts`);
+ * `--promoted` prints only the bytes that outlived a young-generation collection (promoted to
+ * the old generation, or still alive), by package and allocating function;
+ * `--pretenuring` keeps V8's allocation-site pretenuring on (`serve` turns it off, see
+ * `src/pretenuring.ts`), to compare;
  * `--steps` prints the Effect runtime steps a booking takes, by kind (`bench/steps.ts`; the
  * counting slows the run, so its times are not the booking's);
  * `--fetch` calls `handler(Request)` (what Hono, Bun or Deno use) instead of `handleRaw` with a
@@ -35,6 +40,10 @@ import { printAllocations, startAllocationSampling } from "./allocations.js"
 import { measureLoop } from "./inprocLoop.js"
 import { BOOKING_BODY } from "./scenarios.js"
 import { printSteps, stepCounter } from "./steps.js"
+import { disablePretenuring } from "../src/pretenuring.js"
+
+// As `serve` runs (src/pretenuring.ts); `--pretenuring` keeps V8's default, to compare.
+if (!process.argv.includes("--pretenuring")) disablePretenuring()
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)
@@ -144,12 +153,14 @@ await run(Math.min(1000, N)) // warm-up
 sqlTimes.clear()
 const profileFile = arg("profile")
 const profiler = profileFile === undefined ? undefined : await startProfiler()
-const sampling = process.argv.includes("--allocations") ? await startAllocationSampling() : undefined
+const PROMOTED = process.argv.includes("--promoted")
+const sampling =
+  process.argv.includes("--allocations") || PROMOTED ? await startAllocationSampling(32 * 1024, PROMOTED) : undefined
 const stepsBefore = steps === undefined ? undefined : { steps: steps.steps(), kinds: steps.kinds() }
 await run(N)
 if (steps !== undefined && stepsBefore !== undefined) printSteps(steps, stepsBefore, N, "booking")
 if (profiler !== undefined && profileFile !== undefined) console.log(`CPU profile: ${await profiler.stop(profileFile)}`)
-if (sampling !== undefined) printAllocations(await sampling.stop(), N, "booking")
+if (sampling !== undefined) printAllocations(await sampling.stop(), N, PROMOTED ? "booking, promoted only" : "booking")
 if (SQL) {
   const rows = [...sqlTimes.entries()].sort((a, b) => Number(b[1].ns - a[1].ns))
   let total = 0n

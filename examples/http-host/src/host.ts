@@ -48,6 +48,7 @@ import { type IdempotencyPurgeOptions, startIdempotencyPurger } from "./idempote
 import { type ActivityHostOptions, startActivityPurger } from "./activity.js"
 import { type SessionPurgeOptions, startSessionPurger } from "./sessions.js"
 import { type GrantPurgeOptions, startGrantPurger } from "./grants.js"
+import { disablePretenuring } from "./pretenuring.js"
 
 export interface HostOptions {
   /**
@@ -372,8 +373,12 @@ const withPortal = (
   }
 }
 
-/** Starts the HTTP server; resolves once it listens. */
+/**
+ * Starts the HTTP server; resolves once it listens. It owns the process, so it also turns V8's
+ * allocation-site pretenuring off (`pretenuring.ts`).
+ */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
+  disablePretenuring()
   const database = await openHostDatabase(options, { backgroundCheckpoints: true })
   const base =
     options.extraLayer === undefined
