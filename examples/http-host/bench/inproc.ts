@@ -6,14 +6,15 @@
  *   pnpm build && cd examples/http-host && node --import tsx bench/inproc.ts \
  *     [--n 4000] [--sql] [--concurrency 32]
  *     [--profile out.cpuprofile] [--allocations] [--promoted] [--steps] [--fetch] [--quiet-logs]
- *     [--pretenuring]
+ *     [--pretenuring] [--fiber-set]
  *
  * `--profile` writes a CPU profile of the measured run (summarize it with bench/profile.ts);
  * `--allocations` prints the bytes a booking allocates, by package (`bench/allocations.ts`);
  * `--promoted` prints only the bytes that outlived a young-generation collection (promoted to
  * the old generation, or still alive), by package and allocating function;
  * `--pretenuring` keeps V8's allocation-site pretenuring on (`serve` turns it off, see
- * `src/pretenuring.ts`), to compare;
+ * `src/pretenuring.ts`), to compare; `--fiber-set` keeps Effect's `Set` of root fibers
+ * (`serve` uses a list, see `src/fiberRoots.ts`);
  * `--steps` prints the Effect runtime steps a booking takes, by kind (`bench/steps.ts`; the
  * counting slows the run, so its times are not the booking's);
  * `--fetch` calls `handler(Request)` (what Hono, Bun or Deno use) instead of `handleRaw` with a
@@ -41,9 +42,12 @@ import { measureLoop } from "./inprocLoop.js"
 import { BOOKING_BODY } from "./scenarios.js"
 import { printSteps, stepCounter } from "./steps.js"
 import { disablePretenuring } from "../src/pretenuring.js"
+import { trackRootFibersInAList } from "../src/fiberRoots.js"
 
-// As `serve` runs (src/pretenuring.ts); `--pretenuring` keeps V8's default, to compare.
+// As `serve` runs (src/pretenuring.ts, src/fiberRoots.ts); `--pretenuring` keeps V8's default
+// and `--fiber-set` Effect's `Set` of root fibers, to compare.
 if (!process.argv.includes("--pretenuring")) disablePretenuring()
+if (!process.argv.includes("--fiber-set")) trackRootFibersInAList()
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)

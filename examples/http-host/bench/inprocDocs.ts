@@ -6,7 +6,7 @@
  *
  *   pnpm build && cd examples/http-host && node --import tsx bench/inprocDocs.ts \
  *     [--n 1000] [--concurrency 32] [--profile lookup|core|download] [--out file.cpuprofile] [--rotated] [--keep] [--bound]
- *     [--steps] [--sql] [--core] [--allocations lookup|core|download] [--pretenuring]
+ *     [--steps] [--sql] [--core] [--allocations lookup|core|download] [--pretenuring] [--fiber-set]
  *
  * `--bound` also times, on the same database, what any implementation of Waybill's lookup design
  * must do by hand (`bench/lookupBound.ts`: its query, a hundred tickets and the grant's row).
@@ -14,7 +14,8 @@
  * authentication, no JSON), so the handler's share of a lookup is the difference.
  * `--allocations lookup|core|download` samples every allocation of that phase, by package and function.
  * `--sql` times every SQLite statement and lists them by time per request after each phase.
- * `--pretenuring` keeps V8's allocation-site pretenuring on (`serve` turns it off), to compare.
+ * `--pretenuring` keeps V8's allocation-site pretenuring on (`serve` turns it off), and
+ * `--fiber-set` Effect's `Set` of root fibers (`serve` uses a list, `src/fiberRoots.ts`), to compare.
  * `--rotated` uploads JPEGs saved with a rotation of 90 degrees instead of PDFs, so downloads go
  * through the image rendition. `--steps` prints the Effect runtime steps per request, by kind
  * (`bench/steps.ts`; the counting slows the run, so its times are not the request's). This is a tool for finding where the time goes; `pnpm bench`
@@ -43,9 +44,12 @@ import { readProcMemory } from "./proc.js"
 import { measureLookupBound } from "./lookupBound.js"
 import { printSteps, stepCounter } from "./steps.js"
 import { disablePretenuring } from "../src/pretenuring.js"
+import { trackRootFibersInAList } from "../src/fiberRoots.js"
 
-// As `serve` runs (src/pretenuring.ts); `--pretenuring` keeps V8's default, to compare.
+// As `serve` runs (src/pretenuring.ts, src/fiberRoots.ts); `--pretenuring` keeps V8's default
+// and `--fiber-set` Effect's `Set` of root fibers, to compare.
 if (!process.argv.includes("--pretenuring")) disablePretenuring()
+if (!process.argv.includes("--fiber-set")) trackRootFibersInAList()
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)

@@ -48,6 +48,7 @@ import { type IdempotencyPurgeOptions, startIdempotencyPurger } from "./idempote
 import { type ActivityHostOptions, startActivityPurger } from "./activity.js"
 import { type SessionPurgeOptions, startSessionPurger } from "./sessions.js"
 import { type GrantPurgeOptions, startGrantPurger } from "./grants.js"
+import { trackRootFibersInAList } from "./fiberRoots.js"
 import { disablePretenuring } from "./pretenuring.js"
 
 export interface HostOptions {
@@ -374,11 +375,13 @@ const withPortal = (
 }
 
 /**
- * Starts the HTTP server; resolves once it listens. It owns the process, so it also turns V8's
- * allocation-site pretenuring off (`pretenuring.ts`).
+ * Starts the HTTP server; resolves once it listens. It owns the process, so it also sets what
+ * keeps each request's objects out of V8's old generation: allocation-site pretenuring off
+ * (`pretenuring.ts`) and Effect's root fibers in a list rather than a `Set` (`fiberRoots.ts`).
  */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
   disablePretenuring()
+  trackRootFibersInAList()
   const database = await openHostDatabase(options, { backgroundCheckpoints: true })
   const base =
     options.extraLayer === undefined

@@ -15,7 +15,7 @@
  * Measured under the booking (`bench/inproc.ts --concurrency 1`, `node --trace-gc-nvp`): 880 KB
  * promoted per young collection with pretenuring, 45 KB without; a `/healthz` that waits once in
  * `Effect.async` promotes about 1 MB per collection with it and nothing without. The figures, and
- * what the bench shows for CPU and peak RSS, are in `docs/benchmarks.md` ("Pretenuring").
+ * what the bench shows for CPU and peak RSS, are in `docs/benchmarks.md` (session 13).
  *
  * A process-wide V8 setting belongs to whoever owns the process: a team embedding Waybill in its
  * own server passes `--no-allocation-site-pretenuring` to `node` or calls this at startup
