@@ -32,7 +32,7 @@ import * as Redacted from "effect/Redacted"
 import { Accounts, Config } from "@waybill/core"
 import { createHandler } from "@waybill/http"
 import { migrate, sqliteEngine, type SqliteHandle } from "@waybill/storage-kysely"
-import { waybillLayer } from "../src/host.js"
+import { prepareProcess, waybillLayer } from "../src/host.js"
 import { loggingLayer } from "../src/observability.js"
 import { benchLog } from "./logSink.js"
 import { SAFETY_NET_PAGES, startCheckpointer } from "../src/checkpointer.js"
@@ -41,13 +41,9 @@ import { printAllocations, startAllocationSampling } from "./allocations.js"
 import { measureLoop } from "./inprocLoop.js"
 import { BOOKING_BODY } from "./scenarios.js"
 import { printSteps, stepCounter } from "./steps.js"
-import { disablePretenuring } from "../src/pretenuring.js"
-import { trackRootFibersInAList } from "../src/fiberRoots.js"
 
-// As `serve` runs (src/pretenuring.ts, src/fiberRoots.ts); `--pretenuring` keeps V8's default
-// and `--fiber-set` Effect's `Set` of root fibers, to compare.
-if (!process.argv.includes("--pretenuring")) disablePretenuring()
-if (!process.argv.includes("--fiber-set")) trackRootFibersInAList()
+// As `serve` runs; `--pretenuring` and `--fiber-set` keep V8's and Effect's defaults, to compare.
+prepareProcess({ pretenuring: process.argv.includes("--pretenuring"), fiberSet: process.argv.includes("--fiber-set") })
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)

@@ -32,7 +32,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { AccountStore, Accounts, Config, Documents } from "@waybill/core"
 import { createHandler } from "@waybill/http"
-import { openDatabase, waybillLayer } from "../src/host.js"
+import { prepareProcess, openDatabase, waybillLayer } from "../src/host.js"
 import { loggingLayer } from "../src/observability.js"
 import { sampleShipment } from "../src/sample.js"
 import { benchLog } from "./logSink.js"
@@ -43,13 +43,9 @@ import { BENCH_OPERATOR_TOKEN, BENCH_PDF, LOOKUP_ORDERS } from "./documentScenar
 import { readProcMemory } from "./proc.js"
 import { measureLookupBound } from "./lookupBound.js"
 import { printSteps, stepCounter } from "./steps.js"
-import { disablePretenuring } from "../src/pretenuring.js"
-import { trackRootFibersInAList } from "../src/fiberRoots.js"
 
-// As `serve` runs (src/pretenuring.ts, src/fiberRoots.ts); `--pretenuring` keeps V8's default
-// and `--fiber-set` Effect's `Set` of root fibers, to compare.
-if (!process.argv.includes("--pretenuring")) disablePretenuring()
-if (!process.argv.includes("--fiber-set")) trackRootFibersInAList()
+// As `serve` runs; `--pretenuring` and `--fiber-set` keep V8's and Effect's defaults, to compare.
+prepareProcess({ pretenuring: process.argv.includes("--pretenuring"), fiberSet: process.argv.includes("--fiber-set") })
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)

@@ -29,18 +29,19 @@ interface RootNode {
   next: RootNode | undefined
 }
 
-/** The root fibers in the order they started; iterable like the `Set` it replaces. */
+/**
+ * The root fibers in the order they started. Effect only adds, deletes and iterates (`Fiber.roots`
+ * is `Array.from` of it), so that is all the list does.
+ */
 class RootList {
   private head: RootNode | undefined = undefined
   private tail: RootNode | undefined = undefined
-  size = 0
 
   push(fiber: unknown): RootNode {
     const node: RootNode = { fiber, prev: this.tail, next: undefined }
     if (this.tail === undefined) this.head = node
     else this.tail.next = node
     this.tail = node
-    this.size++
     return node
   }
 
@@ -53,7 +54,6 @@ class RootList {
     node.fiber = undefined
     node.prev = undefined
     node.next = undefined
-    this.size--
   }
 
   /** For fibers that were in the `Set` when the list took over: their observers call this. */
@@ -67,21 +67,8 @@ class RootList {
     return false
   }
 
-  has(fiber: unknown): boolean {
-    for (let n = this.head; n !== undefined; n = n.next) if (n.fiber === fiber) return true
-    return false
-  }
-
   *[Symbol.iterator](): IterableIterator<unknown> {
     for (let n = this.head; n !== undefined; n = n.next) yield n.fiber
-  }
-
-  values(): IterableIterator<unknown> {
-    return this[Symbol.iterator]()
-  }
-
-  forEach(f: (fiber: unknown) => void): void {
-    for (const fiber of this) f(fiber)
   }
 }
 

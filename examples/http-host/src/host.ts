@@ -375,13 +375,19 @@ const withPortal = (
 }
 
 /**
- * Starts the HTTP server; resolves once it listens. It owns the process, so it also sets what
- * keeps each request's objects out of V8's old generation: allocation-site pretenuring off
- * (`pretenuring.ts`) and Effect's root fibers in a list rather than a `Set` (`fiberRoots.ts`).
+ * The process-wide settings that keep each request's objects out of V8's old generation:
+ * allocation-site pretenuring off (`pretenuring.ts`) and Effect's root fibers in a list rather
+ * than a `Set` (`fiberRoots.ts`). `serve` applies both; the in-process benches keep either
+ * default when asked, to compare.
  */
+export const prepareProcess = (keep: { readonly pretenuring?: boolean; readonly fiberSet?: boolean } = {}): void => {
+  if (keep.pretenuring !== true) disablePretenuring()
+  if (keep.fiberSet !== true) trackRootFibersInAList()
+}
+
+/** Starts the HTTP server; resolves once it listens. It owns the process: {@link prepareProcess}. */
 export const serve = async (options: ServeOptions): Promise<RunningHost> => {
-  disablePretenuring()
-  trackRootFibersInAList()
+  prepareProcess()
   const database = await openHostDatabase(options, { backgroundCheckpoints: true })
   const base =
     options.extraLayer === undefined

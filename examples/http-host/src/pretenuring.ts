@@ -19,7 +19,7 @@
  *
  * A process-wide V8 setting belongs to whoever owns the process: a team embedding Waybill in its
  * own server passes `--no-allocation-site-pretenuring` to `node` or calls this at startup
- * (`docs/deploying.md`).
+ * (`docs/embedding.md`, "The Node process").
  */
 import { setFlagsFromString } from "node:v8"
 
